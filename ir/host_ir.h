@@ -1,0 +1,247 @@
+// Host IR: the host program that braid lowers to and that verify, sim and exec all read.
+// One statement class per node of ../shared/formats/HOSTIR.md (docs/HOSTIR.md in this repo).
+//
+// A HostProgram owns a Fusion holding every tensor it names (and the Exprs of its host-evaluated
+// ops), a body (a Scope: a list of statements, loops and branches nest Scopes), and HostUnits
+// (the fusions that PostOnStream runs as kernels). Statements refer to tensors by pointer into
+// that Fusion; each statement remembers where it was read from (for diagnostics).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/fusion.h"
+
+namespace braid {
+
+enum class StmtKind {
+  kAllocate,
+  kDeallocate,
+  kAliasSelect,       // HirAliasSelect
+  kShardByStream,
+  kGetCurrentStream,
+  kSetCurrentStream,
+  kSynchronize,
+  kForLoop,
+  kIfThenElse,
+  kHostOp,            // a fusion op evaluated on the host (set, add, sum, matmul, linear, ...)
+  kPostOnStream,      // runs a HostUnit as one kernel
+  kCommunication,
+  kP2PCommunication,
+  kStartCoalescing,
+  kEndCoalescing,
+  kWait,
+};
+
+const char* stmtKindName(StmtKind k);
+
+// A stream operand: either a stream *variable* named by an integer or an address
+// (`Stream 0`, `Stream 0x55d0c0`: captured by GetCurrentStream, or a pool stream keyed by that
+// name if never captured), or an *indexed* stream whose key is a scalar expression
+// (`Stream i`, `Stream ( StreamIdx % numberOfStreams )`).
+struct StreamRef {
+  enum class Kind { kNamed, kIndexed };
+  Kind kind = Kind::kNamed;
+  std::string name;  // kNamed: "0", "0x55d0c0"
+  Scalar index;      // kIndexed
+
+  static StreamRef named(std::string n) { return {Kind::kNamed, std::move(n), Scalar()}; }
+  static StreamRef indexed(Scalar i) { return {Kind::kIndexed, "", std::move(i)}; }
+  std::string str() const;  // "Stream 0", "Stream ( StreamIdx % numberOfStreams )"
+  bool operator==(const StreamRef& o) const;
+};
+
+enum class CommunicationType { kAllgather, kAllreduce, kReduceScatter, kBroadcast, kReduce, kScatter, kGather, kSendRecv, kAllToAll };
+enum class CommBackend { kNccl, kUcc, kCuda };
+enum class P2PType { kSend, kRecv };
+
+const char* communicationTypeName(CommunicationType t);  // "Allgather", ...
+std::optional<CommunicationType> parseCommunicationType(const std::string& s);
+bool isRooted(CommunicationType t);     // Broadcast, Reduce, Scatter, Gather, SendRecv
+bool isReducing(CommunicationType t);   // Allreduce, ReduceScatter, Reduce
+const char* commBackendName(CommBackend b);  // "NCCL", "UCC", "CUDA"
+std::optional<CommBackend> parseCommBackend(const std::string& s);
+
+class Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+using Scope = std::vector<StmtPtr>;
+
+class Stmt {
+ public:
+  explicit Stmt(StmtKind k) : kind_(k) {}
+  virtual ~Stmt() = default;
+  StmtKind kind() const { return kind_; }
+  template <class T> T* as() { return static_cast<T*>(this); }
+  template <class T> const T* as() const { return static_cast<const T*>(this); }
+  template <class T> bool is() const { return kind_ == T::kKind; }
+
+  SourceLoc loc;  // where the parser read it; unknown for built programs
+
+ private:
+  StmtKind kind_;
+};
+
+template <StmtKind K>
+struct StmtOf : Stmt {
+  static constexpr StmtKind kKind = K;
+  StmtOf() : Stmt(K) {}
+};
+
+// Two forms, as in nvFuser (see HOSTIR.md): `legacy` is `ALLOCATE(buffer=..., size=...)`, which
+// allocates only if the tensor is not bound yet; otherwise `ALLOCATE(mem_type=..., zero_init=...)`
+// always allocates a fresh buffer.
+struct Allocate : StmtOf<StmtKind::kAllocate> {
+  TensorView* tv = nullptr;
+  MemoryType memType = MemoryType::kGlobal;
+  bool legacy = true;
+  std::optional<Scalar> size;  // legacy form: number of elements as printed
+  bool zeroInit = false;
+  bool resetsToZero = false;
+};
+
+struct Deallocate : StmtOf<StmtKind::kDeallocate> {
+  TensorView* tv = nullptr;
+};
+
+// out = the slice of `in` at `index` along `axis` (the axis disappears).
+struct AliasSelect : StmtOf<StmtKind::kAliasSelect> {
+  TensorView* out = nullptr;
+  TensorView* in = nullptr;
+  IterDomain* axis = nullptr;  // an IterDomain of `in`
+  Scalar index;
+};
+
+// out = the `streamIndex`-th chunk of `in` along its stream-parallel axis.
+struct ShardByStream : StmtOf<StmtKind::kShardByStream> {
+  TensorView* out = nullptr;
+  TensorView* in = nullptr;
+  Scalar streamIndex;
+};
+
+struct GetCurrentStream : StmtOf<StmtKind::kGetCurrentStream> {
+  StreamRef stream;  // always kNamed: the variable that captures the current stream
+};
+
+struct SetCurrentStream : StmtOf<StmtKind::kSetCurrentStream> {
+  StreamRef stream;
+};
+
+// The current stream waits for everything enqueued on `stream` so far.
+struct Synchronize : StmtOf<StmtKind::kSynchronize> {
+  StreamRef stream;
+};
+
+// `FOR StreamIdx in iStreamIdx4{i0}:` (domain set; runs [0, extent)) or `FOR i17 from 0 to 4:`.
+struct ForLoop : StmtOf<StmtKind::kForLoop> {
+  std::string index;
+  IterDomain* domain = nullptr;
+  Scalar start;
+  Scalar stop;
+  Scope body;
+  Scalar begin() const { return domain ? Scalar(0) : start; }
+  Scalar end() const { return domain ? domain->extent() : stop; }
+};
+
+// `IF Manual ( pred ):` ... `ELSE:` ...
+struct IfThenElse : StmtOf<StmtKind::kIfThenElse> {
+  Scalar predicate;
+  Scope thenBody;
+  Scope elseBody;
+};
+
+struct HostOp : StmtOf<StmtKind::kHostOp> {
+  Expr* op = nullptr;  // owned by the program's Fusion
+};
+
+struct PostOnStream : StmtOf<StmtKind::kPostOnStream> {
+  int hostUnit = 0;  // key into HostProgram::hostUnits
+  std::vector<TensorView*> inputs;
+  std::vector<TensorView*> outputs;
+};
+
+struct Communication : StmtOf<StmtKind::kCommunication> {
+  int id = 0;  // `Communication 41`
+  CommunicationType type = CommunicationType::kAllgather;
+  std::vector<int64_t> team;
+  std::optional<Scalar> root;  // rooted types only: a device id (may depend on the loop index)
+  std::optional<ReductionOpType> redOp;  // reducing types (default add)
+  TensorView* input = nullptr;
+  TensorView* output = nullptr;
+  CommBackend backend = CommBackend::kNccl;
+};
+
+struct P2PCommunication : StmtOf<StmtKind::kP2PCommunication> {
+  int id = 0;
+  P2PType type = P2PType::kSend;
+  TensorView* buffer = nullptr;
+  Scalar peer;
+  CommBackend backend = CommBackend::kNccl;
+};
+
+struct StartCoalescing : StmtOf<StmtKind::kStartCoalescing> {};
+
+struct EndCoalescing : StmtOf<StmtKind::kEndCoalescing> {
+  int id = 0;  // `EndCoalescing 45`, waited on by `Wait Communication 45`
+};
+
+// Waits (on the current stream) for the Communication, P2PCommunication or EndCoalescing `id`.
+struct Wait : StmtOf<StmtKind::kWait> {
+  int id = 0;
+};
+
+// The fusion a PostOnStream runs: `HostUnit<N>: Inputs={...} -> Outputs={...}` and its kernel.
+struct HostUnit {
+  int id = 0;
+  std::unique_ptr<Fusion> fusion;  // inputs/outputs are fusion->inputs()/outputs()
+};
+
+class HostProgram {
+ public:
+  HostProgram() : tensors_(std::make_unique<Fusion>()) {}
+  HostProgram(HostProgram&&) = default;
+  HostProgram& operator=(HostProgram&&) = default;
+
+  Fusion& tensors() { return *tensors_; }
+  const Fusion& tensors() const { return *tensors_; }
+  std::vector<TensorView*>& inputs() { return inputs_; }
+  const std::vector<TensorView*>& inputs() const { return inputs_; }
+  std::vector<TensorView*>& outputs() { return outputs_; }
+  const std::vector<TensorView*>& outputs() const { return outputs_; }
+  // Output -> input it aliases (the output is written in place into the input's buffer).
+  std::vector<std::pair<TensorView*, TensorView*>>& aliases() { return aliases_; }
+  const std::vector<std::pair<TensorView*, TensorView*>>& aliases() const { return aliases_; }
+  Scope& body() { return body_; }
+  const Scope& body() const { return body_; }
+  std::map<int, HostUnit>& hostUnits() { return host_units_; }
+  const std::map<int, HostUnit>& hostUnits() const { return host_units_; }
+
+  // The file it was read from ("" for built programs), for diagnostics.
+  std::string sourceName;
+
+ private:
+  std::unique_ptr<Fusion> tensors_;
+  std::vector<TensorView*> inputs_;
+  std::vector<TensorView*> outputs_;
+  std::vector<std::pair<TensorView*, TensorView*>> aliases_;
+  Scope body_;
+  std::map<int, HostUnit> host_units_;
+};
+
+// Calls f(stmt, depth) on every statement in program order, descending into loops and branches.
+template <class F>
+void forEachStmt(const Scope& scope, F&& f, int depth = 0) {
+  for (const auto& s : scope) {
+    f(*s, depth);
+    if (s->is<ForLoop>()) forEachStmt(s->as<ForLoop>()->body, f, depth + 1);
+    if (s->is<IfThenElse>()) {
+      forEachStmt(s->as<IfThenElse>()->thenBody, f, depth + 1);
+      forEachStmt(s->as<IfThenElse>()->elseBody, f, depth + 1);
+    }
+  }
+}
+
+}  // namespace braid

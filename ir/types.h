@@ -1,0 +1,34 @@
+// The small enumerations of the IR, with their nvFuser spellings (parse and print both ways).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace braid {
+
+enum class DataType { kFloat, kDouble, kHalf, kBFloat16, kInt32, kInt64, kBool };
+enum class MemoryType { kGlobal, kLocal, kShared };
+enum class IterType { kIteration, kReduction, kBroadcast };
+enum class ParallelType { kSerial, kStream, kDIDx, kDIDy };
+
+// "float", "double", "__half", "__bfloat", "int", "int64_t", "bool".
+std::string_view dataTypeName(DataType t);
+std::optional<DataType> parseDataType(std::string_view s);
+int64_t dataTypeSize(DataType t);  // bytes per element
+
+// Tensor-name letter ("g", "l", "s") and the long form in ALLOCATE ("global", "local", "shared").
+std::string_view memoryTypeLetter(MemoryType t);
+std::string_view memoryTypeName(MemoryType t);
+std::optional<MemoryType> parseMemoryTypeLetter(std::string_view s);
+std::optional<MemoryType> parseMemoryTypeName(std::string_view s);
+
+// "i", "r", "b".
+std::string_view iterTypeLetter(IterType t);
+// "S", "StreamIdx", "deviceIdx.x", "deviceIdx.y" (the printer's canonical spellings; the parser
+// also accepts "streamIdx").
+std::string_view parallelTypeName(ParallelType t);
+bool isDeviceParallel(ParallelType t);
+
+}  // namespace braid

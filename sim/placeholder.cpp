@@ -1,0 +1,2 @@
+// Keeps this library non-empty until its first real source lands.
+namespace braid::sim_placeholder {}
