@@ -18,6 +18,7 @@ DeviceMesh::DeviceMesh(std::vector<int64_t> devices, std::vector<int64_t> shape)
 }
 
 DeviceMesh DeviceMesh::range(int64_t n) {
+  if (n < 0) throw Error("device mesh range needs a non-negative device count, got " + std::to_string(n));
   std::vector<int64_t> d(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) d[static_cast<size_t>(i)] = i;
   return DeviceMesh(std::move(d));

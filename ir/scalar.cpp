@@ -10,7 +10,9 @@ struct Scalar::Node {
   ScalarOp op = ScalarOp::kConst;
   int64_t value = 0;
   std::string name;
-  Scalar a, b;  // operands; unused for atoms
+  // Operands; empty for atoms. Optional, not plain Scalars: a default Scalar is itself a Node, so
+  // plain members would recurse without end on construction.
+  std::optional<Scalar> a, b;
 };
 
 namespace {
@@ -34,9 +36,14 @@ int64_t apply(ScalarOp op, int64_t a, int64_t b) {
     case ScalarOp::kMod:
       if (b == 0) throw Error("scalar expression takes a remainder modulo zero");
       return a % b;
-    case ScalarOp::kCeilDiv:
+    case ScalarOp::kCeilDiv: {
       if (b == 0) throw Error("scalar expression divides by zero in ceilDiv");
-      return (a + b - 1) / b;
+      // The exact ceiling of a / b. For a >= 0, b > 0 (every extent) this is nvFuser's
+      // (a + b - 1) / b; unlike that formula it is also right for negative operands, which keeps
+      // the rewrite ceilDiv(k * x, k) -> x valid for every x.
+      int64_t q = a / b, r = a % b;
+      return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
+    }
     case ScalarOp::kEq: return a == b;
     case ScalarOp::kNe: return a != b;
     case ScalarOp::kLt: return a < b;
@@ -117,17 +124,17 @@ std::optional<int64_t> Scalar::constValue() const {
 }
 
 const std::string& Scalar::name() const { return node_->name; }
-const Scalar& Scalar::lhs() const { return isBinary(op()) || op() == ScalarOp::kNot ? node_->a : nullScalar(); }
-const Scalar& Scalar::rhs() const { return isBinary(op()) ? node_->b : nullScalar(); }
+const Scalar& Scalar::lhs() const { return isBinary(op()) || op() == ScalarOp::kNot ? *node_->a : nullScalar(); }
+const Scalar& Scalar::rhs() const { return isBinary(op()) ? *node_->b : nullScalar(); }
 
 std::string Scalar::str() const {
   switch (op()) {
     case ScalarOp::kConst: return std::to_string(node_->value);
     case ScalarOp::kSymbol: return node_->name;
-    case ScalarOp::kCeilDiv: return "ceilDiv(" + node_->a.str() + ", " + node_->b.str() + ")";
-    case ScalarOp::kNot: return "!" + node_->a.str();
+    case ScalarOp::kCeilDiv: return "ceilDiv(" + node_->a->str() + ", " + node_->b->str() + ")";
+    case ScalarOp::kNot: return "!" + node_->a->str();
     default:
-      return "( " + node_->a.str() + " " + scalarOpSpelling(op()) + " " + node_->b.str() + " )";
+      return "( " + node_->a->str() + " " + scalarOpSpelling(op()) + " " + node_->b->str() + " )";
   }
 }
 
@@ -145,13 +152,13 @@ std::optional<int64_t> Scalar::tryEvaluate(const Bindings& b) const {
       return it->second;
     }
     case ScalarOp::kNot: {
-      auto v = node_->a.tryEvaluate(b);
+      auto v = node_->a->tryEvaluate(b);
       if (!v) return std::nullopt;
       return *v == 0 ? 1 : 0;
     }
     default: {
-      auto x = node_->a.tryEvaluate(b);
-      auto y = node_->b.tryEvaluate(b);
+      auto x = node_->a->tryEvaluate(b);
+      auto y = node_->b->tryEvaluate(b);
       if (!x || !y) return std::nullopt;
       return apply(op(), *x, *y);
     }
@@ -173,12 +180,29 @@ Scalar Scalar::substitute(const Bindings& b) const {
       auto it = b.find(node_->name);
       return it == b.end() ? *this : Scalar(it->second);
     }
-    case ScalarOp::kNot: return logicalNot(node_->a.substitute(b)).simplify();
-    default: return binary(op(), node_->a.substitute(b), node_->b.substitute(b)).simplify();
+    case ScalarOp::kNot: return logicalNot(node_->a->substitute(b)).simplify();
+    default: return binary(op(), node_->a->substitute(b), node_->b->substitute(b)).simplify();
   }
 }
 
 namespace {
+
+// Whether `s` always evaluates to 0 or 1.
+bool isBoolValued(const Scalar& s) {
+  switch (s.op()) {
+    case ScalarOp::kConst: return *s.constValue() == 0 || *s.constValue() == 1;
+    case ScalarOp::kEq:
+    case ScalarOp::kNe:
+    case ScalarOp::kLt:
+    case ScalarOp::kLe:
+    case ScalarOp::kGt:
+    case ScalarOp::kGe:
+    case ScalarOp::kAnd:
+    case ScalarOp::kOr:
+    case ScalarOp::kNot: return true;
+    default: return false;
+  }
+}
 
 // One level of simplification, assuming both operands are already simplified.
 Scalar simplifyNode(ScalarOp op, const Scalar& a, const Scalar& b) {
@@ -243,13 +267,14 @@ Scalar simplifyNode(ScalarOp op, const Scalar& a, const Scalar& b) {
       break;
     case ScalarOp::kAnd:
       if (ca == 0 || cb == 0) return Scalar(0);
-      if (ca) return b;  // nonzero constant
-      if (cb) return a;
+      // `1 && x` is x only when x is already 0 or 1 (a comparison or a logical op).
+      if (ca && isBoolValued(b)) return b;  // nonzero constant
+      if (cb && isBoolValued(a)) return a;
       break;
     case ScalarOp::kOr:
       if ((ca && *ca != 0) || (cb && *cb != 0)) return Scalar(1);
-      if (ca == 0) return b;
-      if (cb == 0) return a;
+      if (ca == 0 && isBoolValued(b)) return b;
+      if (cb == 0 && isBoolValued(a)) return a;
       break;
     default:
       break;
@@ -264,11 +289,11 @@ Scalar Scalar::simplify() const {
     case ScalarOp::kConst:
     case ScalarOp::kSymbol: return *this;
     case ScalarOp::kNot: {
-      Scalar a = node_->a.simplify();
+      Scalar a = node_->a->simplify();
       if (auto c = a.constValue()) return Scalar(*c == 0 ? 1 : 0);
       return logicalNot(a);
     }
-    default: return simplifyNode(op(), node_->a.simplify(), node_->b.simplify());
+    default: return simplifyNode(op(), node_->a->simplify(), node_->b->simplify());
   }
 }
 
@@ -279,10 +304,10 @@ std::set<std::string> Scalar::freeSymbols() const {
     const Scalar* s = work.back();
     work.pop_back();
     if (s->isSymbol()) out.insert(s->name());
-    else if (s->op() == ScalarOp::kNot) work.push_back(&s->node_->a);
+    else if (s->op() == ScalarOp::kNot) work.push_back(&*s->node_->a);
     else if (isBinary(s->op())) {
-      work.push_back(&s->node_->a);
-      work.push_back(&s->node_->b);
+      work.push_back(&*s->node_->a);
+      work.push_back(&*s->node_->b);
     }
   }
   return out;

@@ -3,7 +3,8 @@
 // (`( StreamIdx % numberOfStreams )`), peers and predicates (`( StreamIdx == deviceIdx.x )`).
 //
 // A Scalar is an immutable value (a shared, never-mutated tree), cheap to copy. Booleans are the
-// integers 0 and 1, as in nvFuser's host evaluator. `/` and `%` truncate toward zero (C++).
+// integers 0 and 1, as in nvFuser's host evaluator. `/` and `%` truncate toward zero (C++);
+// `ceilDiv(a, b)` is the exact ceiling of a / b (nvFuser's `(a + b - 1) / b` for a >= 0, b > 0).
 #pragma once
 
 #include <cstdint>

@@ -109,15 +109,45 @@ TensorView* TensorView::setDeviceMesh(DeviceMesh mesh) {
   return this;
 }
 
-TensorView* TensorView::setAllocationDomain(std::vector<IterDomain*> allocation) {
-  // Every logical axis must be covered, directly or through the transforms that produced the
-  // allocation axes.
-  for (IterDomain* id : allocation) {
-    if (std::find(logical_.begin(), logical_.end(), id) == logical_.end() &&
-        std::find(loop_.begin(), loop_.end(), id) == loop_.end() && logicalOrigin(id) == nullptr)
-      throw Error("allocation domain of " + nameStr() + " names " + id->str() +
-                  ", which is neither a logical nor a loop axis of it");
+namespace {
+// Adds to `out` the logical axes `id` derives from through splits and merges; false when `id`
+// does not derive from `logical` at all.
+bool collectLogicalSources(const IterDomain* id, const std::vector<IterDomain*>& logical,
+                           std::set<const IterDomain*>& out, int depth = 0) {
+  if (depth > 1000) return false;
+  if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
+    out.insert(id);
+    return true;
   }
+  const IdTransform* def = id->definition();
+  if (def == nullptr) return false;
+  if (def->kind == IdTransform::Kind::kSplit) return collectLogicalSources(def->in, logical, out, depth + 1);
+  return collectLogicalSources(def->outer, logical, out, depth + 1) &&
+         collectLogicalSources(def->inner, logical, out, depth + 1);
+}
+}  // namespace
+
+TensorView* TensorView::setAllocationDomain(std::vector<IterDomain*> allocation) {
+  // Every allocation axis must be a logical axis or derive from logical axes through the
+  // transforms of this tensor; no axis twice; every non-reduction logical axis covered. An empty
+  // domain resets the allocation to the logical domain.
+  if (allocation.empty()) {
+    allocation_.clear();
+    return this;
+  }
+  std::set<const IterDomain*> seen;
+  std::set<const IterDomain*> covered;
+  for (IterDomain* id : allocation) {
+    if (id == nullptr) throw Error("allocation domain of " + nameStr() + " contains a null axis");
+    if (!seen.insert(id).second)
+      throw Error("allocation domain of " + nameStr() + " names " + id->str() + " twice");
+    if (!collectLogicalSources(id, logical_, covered))
+      throw Error("allocation domain of " + nameStr() + " names " + id->str() +
+                  ", which is neither a logical axis of it nor derived from one by split or merge");
+  }
+  for (IterDomain* l : logical_)
+    if (!l->isReduction() && !covered.count(l))
+      throw Error("allocation domain of " + nameStr() + " does not cover its logical axis " + l->str());
   allocation_ = std::move(allocation);
   return this;
 }

@@ -67,7 +67,8 @@ class TensorView {
   TensorView* parallelize(int axis, ParallelType p);
   TensorView* setDeviceMesh(DeviceMesh mesh);
   // The allocation domain must be a permutation of IterDomains reachable from the logical
-  // domain (logical or loop axes, e.g. to shard the allocation like the loop).
+  // domain (logical or loop axes, e.g. to shard the allocation like the loop), name no axis twice
+  // and cover every non-reduction logical axis. An empty vector resets it to the logical domain.
   TensorView* setAllocationDomain(std::vector<IterDomain*> allocation);
 
   // `T7_g___bfloat`.

@@ -1,0 +1,11 @@
+#include "passes/lowering_options.h"
+
+namespace braid {
+
+const char* streamProtocolName(StreamProtocol p) {
+  return p == StreamProtocol::kSeparateSyncLoop ? "A" : "B";
+}
+
+const char* pipelineKindName(PipelineKind p) { return p == PipelineKind::kCollective ? "collective" : "p2p"; }
+
+}  // namespace braid

@@ -1,0 +1,48 @@
+// Options of the lowering pipeline (Fusion -> host program) that a user or a workload chooses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace braid {
+
+// How stream-parallel loops are forked from and joined to the caller's stream
+// (see ../shared/reference/nvfuser_hostir.md section 3).
+enum class StreamProtocol {
+  // (A) A separate loop makes every worker wait on the main stream; the work loop then joins each
+  // worker back per iteration (nvFuser's MultiDeviceExecutor pipeline).
+  kSeparateSyncLoop,
+  // (B) In-loop `SetCurrentStream(Stream i); Synchronize(main)`, then `SetCurrentStream(main)` and
+  // a trailing join loop (nvFuser's AssignStreams pass).
+  kInLoopSync,
+};
+
+// How worker streams are keyed.
+enum class StreamIndexing {
+  kModulo,  // Stream ( i % numberOfStreams ): a fixed pool of numberOfStreams streams
+  kRaw,     // Stream i: one stream per iteration index
+};
+
+// How a DID -> Stream resharding (allgather feeding a stream-parallel consumer) is lowered.
+enum class PipelineKind {
+  kCollective,  // one collective per iteration (Allgather / Broadcast with root = i)
+  kP2P,         // IF i == rank: local copy ELSE: coalesced recv/send with peer i
+};
+
+struct LoweringOptions {
+  StreamProtocol protocol = StreamProtocol::kSeparateSyncLoop;
+  StreamIndexing indexing = StreamIndexing::kModulo;
+  PipelineKind pipeline = PipelineKind::kCollective;
+  // Intermediates of a stream loop allocated as a ring of numberOfStreams slices instead of the
+  // full extent (the verifier must prove the reuse safe).
+  bool ringBuffers = false;
+  // Insert Deallocate after the last use of each intermediate.
+  bool deallocate = true;
+  // Number of worker streams the program is meant for (binds numberOfStreams; ring size).
+  int64_t streams = 4;
+};
+
+const char* streamProtocolName(StreamProtocol p);  // "A" / "B"
+const char* pipelineKindName(PipelineKind p);      // "collective" / "p2p"
+
+}  // namespace braid

@@ -1,0 +1,44 @@
+// The workload catalog: named, parameterized fusions with their schedules (devices, streams,
+// sizes, dtype) and the lowering options they are meant for. `braid lower WORKLOAD` builds one,
+// lowers it and prints the host program; verify, sim and exec accept workload names too.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "passes/lowering_options.h"
+
+namespace braid {
+
+struct WorkloadParams {
+  int64_t devices = 2;   // D: ranks in the (1D) device mesh {0 .. D-1}
+  int64_t streams = 4;   // S: stream-parallel chunks (the extent of the Stream axis)
+  int64_t m = 1024;
+  int64_t k = 1024;
+  int64_t n = 1024;
+  DataType dtype = DataType::kFloat;
+  LoweringOptions lowering;  // protocol, indexing, pipeline kind, ring buffers
+};
+
+struct Workload {
+  std::string name;
+  WorkloadParams params;
+  std::unique_ptr<Fusion> fusion;  // scheduled: meshes, DIDx / Stream parallelization
+};
+
+struct WorkloadInfo {
+  std::string name;
+  std::string description;  // one line: what it computes and how it is sharded
+  std::function<Workload(const WorkloadParams&)> build;
+};
+
+// Every catalog entry, in a stable order.
+const std::vector<WorkloadInfo>& workloadCatalog();
+// Builds `name` for `params`; throws Error naming the known workloads when `name` is unknown,
+// and Error when the sizes do not divide as the schedule needs (say which and why).
+Workload makeWorkload(const std::string& name, const WorkloadParams& params);
+
+}  // namespace braid
