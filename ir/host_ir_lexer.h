@@ -1,0 +1,78 @@
+// The tokenizer of the host IR text format (docs/HOSTIR.md) and a cursor over its tokens.
+//
+// Line breaks are not tokens: the parser reads statements by their grammar, so an expression may
+// run over several lines (`T4...` / `   = Set( ... )`). What the parser needs from the layout is
+// kept on each token instead: its line and column, and whether it is the first token of its
+// line (a statement must start a line; its column gives the block it belongs to).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/error.h"
+
+namespace braid {
+
+enum class TokenKind {
+  kWord,       // identifiers, with dots and a leading '%' for `%HostIrContainer` / `%kernel`
+  kNumber,     // decimal integer
+  kHexNumber,  // 0x55d0c0
+  kPunct,      // ( ) [ ] { } , : ; = == != ! < <= > >= && || + - -> * / %
+  kDirective,  // `// braid:` (braid's extension lines); the rest of the line is lexed normally
+  kEnd,
+};
+
+struct Token {
+  TokenKind kind = TokenKind::kEnd;
+  std::string_view text;
+  int line = 0;
+  int col = 0;
+  size_t offset = 0;  // byte offsets into the source: [offset, end)
+  size_t end = 0;
+  bool firstOnLine = false;
+
+  bool is(std::string_view punct_or_word) const {
+    return (kind == TokenKind::kPunct || kind == TokenKind::kWord) && text == punct_or_word;
+  }
+  // How an error message names this token: 'x', or "end of file".
+  std::string describe() const;
+};
+
+// Splits `text` into tokens; comments (`// ...` other than `// braid:`) are dropped. Throws
+// ParseError on a character that starts no token.
+std::vector<Token> tokenize(std::string_view text, const std::string& file);
+
+// A cursor over tokens with the helpers every parser of this format needs.
+class TokenStream {
+ public:
+  TokenStream(std::string_view text, std::string file);
+
+  const Token& peek(size_t ahead = 0) const;
+  const Token& next();
+  bool atEnd() const { return peek().kind == TokenKind::kEnd; }
+  // Consumes the next token if it is the punctuation or word `s`.
+  bool accept(std::string_view s);
+  // Consumes the punctuation or word `s`, or throws "expected <s> <context>, found <token>".
+  const Token& expect(std::string_view s, std::string_view context = "");
+  const Token& expectWord(std::string_view what);
+  // `next` is adjacent to `prev` (no whitespace in between), e.g. `}rf`.
+  static bool adjacent(const Token& prev, const Token& next) { return prev.end == next.offset; }
+
+  SourceLoc loc(const Token& t) const { return SourceLoc{file_, t.line, t.col}; }
+  [[noreturn]] void fail(const Token& t, const std::string& message) const;
+  // "expected <what>, found <token>" at the next token.
+  [[noreturn]] void failExpected(std::string_view what) const;
+
+  const std::string& file() const { return file_; }
+  std::string_view source() const { return text_; }
+  size_t position() const { return pos_; }
+
+ private:
+  std::string_view text_;
+  std::string file_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+};
+
+}  // namespace braid
