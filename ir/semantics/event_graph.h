@@ -1,0 +1,213 @@
+// The event graph of a host program: what the program does on every rank and stream, for given
+// bindings. This is the meaning that verify, sim and viz share (DESIGN.md, "The host program's
+// meaning"); ir/semantics/interpreter.cpp builds it, ir/semantics/happens_before.h orders it.
+//
+// One Event per dynamic device operation: a kernel, a host-evaluated op, a copy, a memset, a
+// collective or a coalesced P2P group, plus zero-work markers that carry ordering: the stream
+// side of a Synchronize or a Wait, the entry (inputs written on the default stream), the exit
+// (the caller's stream reaches the end of the program) and the caching allocator's free point.
+//
+// Ordering. Every Edge `a -> b` means "a completes before b starts": stream FIFO, Synchronize
+// (the waited stream's last event -> the marker), Wait (the communication -> the marker), and
+// per-communicator serialization (a rank's operations on one communicator, in issue order).
+// Rendezvous is a group, not an edge: the members of a CollectiveGroup (one collective on every
+// rank of its team, or a matched send/recv pair) all start before any of them completes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/host_ir.h"
+#include "ir/semantics/region.h"
+
+namespace braid::sem {
+
+enum class EventKind {
+  kEntry,       // inputs are written on the default stream before the program starts
+  kExit,        // the end of the program on the default stream; reads the outputs
+  kCompute,     // host-evaluated op (add, sum, matmul, linear, ...) or a PostOnStream kernel
+  kCopy,        // Set / Set.Permute into an allocated or aliased output
+  kMemset,      // zero_init of an allocation
+  kCollective,  // Communication
+  kP2P,         // one P2PCommunication, or a StartCoalescing..EndCoalescing group
+  kSync,        // Synchronize: the current stream waits for `target` stream's work so far
+  kWait,        // Wait: the current stream waits for the communication event `target`
+  kFree,        // the caching allocator may reuse `target` buffer on this stream from here on
+};
+const char* eventKindName(EventKind k);
+// Markers do no device work (sync, wait, free, entry, exit).
+bool isMarker(EventKind k);
+
+enum class EdgeKind { kStream, kSync, kWait, kCommOrder };
+const char* edgeKindName(EdgeKind k);
+
+struct LoopIndex {
+  std::string name;
+  int64_t value = 0;
+  bool operator==(const LoopIndex&) const = default;
+};
+// "StreamIdx=2, i=0" ("" for none).
+std::string loopIndicesStr(const std::vector<LoopIndex>& loops);
+
+struct Access {
+  Region region;
+  const TensorView* tensor = nullptr;  // the name the statement used (a view or the buffer)
+};
+
+// One side of a P2P transfer inside a kP2P event.
+struct P2POp {
+  P2PType type = P2PType::kSend;
+  int64_t peer = 0;
+  int64_t bytes = 0;
+  int64_t count = 0;  // elements
+  DataType dtype = DataType::kFloat;
+  const Stmt* stmt = nullptr;
+};
+
+struct Event {
+  int32_t id = 0;
+  int32_t rank = 0;
+  int32_t stream = 0;     // EventGraph::streams index
+  int32_t streamPos = 0;  // position in its stream's FIFO
+  int64_t issue = 0;      // host issue index on its rank (statements executed before it)
+  EventKind kind = EventKind::kCompute;
+  const Stmt* stmt = nullptr;    // nullptr for entry / exit
+  std::string op;                // "Set", "matmul", "Allgather", "Synchronize", "kernel HostUnit0", ...
+  std::vector<LoopIndex> loops;  // enclosing loop indices, outermost first
+
+  // Cost inputs.
+  double flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  int64_t messageBytes = 0;  // communications: the larger of this rank's send and receive buffer
+
+  std::vector<Access> reads;
+  std::vector<Access> writes;
+
+  int32_t target = -1;              // kSync: stream waited on; kWait: communication event; kFree: buffer
+  int32_t group = -1;               // kCollective: its CollectiveGroup (-1 when unmatched)
+  std::vector<int32_t> pairGroups;  // kP2P: the CollectiveGroups of its matched send/recv pairs
+
+  // kCollective
+  const Communication* comm = nullptr;
+  int64_t root = -1;
+  DataType dtype = DataType::kFloat;
+  int64_t inputCount = 0;    // elements this rank sends
+  int64_t outputCount = 0;   // elements this rank receives
+  std::string communicator;  // "NCCL team (0 1 2 3)"
+  // kP2P
+  std::vector<P2POp> p2p;
+
+  bool isMarker() const { return braid::sem::isMarker(kind); }
+};
+
+struct Edge {
+  int32_t from = 0;
+  int32_t to = 0;
+  EdgeKind kind = EdgeKind::kStream;
+};
+
+struct StreamInfo {
+  int32_t id = 0;
+  int32_t rank = 0;
+  bool isDefault = false;
+  std::string name;             // "default stream", "Stream 3", "Stream 0x55d0c0"
+  std::vector<int32_t> events;  // FIFO order
+};
+
+// Members complete together: each one starts before any of them completes.
+struct CollectiveGroup {
+  int32_t id = 0;
+  bool p2p = false;
+  std::string communicator;
+  int64_t sequence = 0;          // position among the communicator's collectives (collectives only)
+  std::vector<int32_t> members;  // event ids
+};
+
+struct BufferInfo {
+  int32_t id = 0;
+  int32_t rank = 0;
+  const TensorView* tensor = nullptr;  // the tensor it was allocated for
+  DataType dtype = DataType::kFloat;
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+  bool isInput = false;  // owned by the caller (inputs, and outputs' storage)
+  bool isOutput = false;
+  bool zeroInit = false;
+  int32_t allocStream = -1;         // stream current at the allocation (caching-allocator semantics)
+  int64_t allocIssue = -1;          // host position of the allocation
+  const Stmt* allocStmt = nullptr;  // Allocate, or the op that allocated its output
+  std::vector<LoopIndex> allocLoops;
+  int32_t freeEvent = -1;          // kFree marker on allocStream, or -1 when alive at exit
+  const Stmt* freeStmt = nullptr;  // the Deallocate / Allocate / op whose rebinding freed it
+  std::vector<LoopIndex> freeLoops;
+};
+
+// Problems the interpreter meets while running a rank's host thread (as opposed to ordering
+// problems, which the checker finds on the finished graph).
+enum class IssueKind {
+  kUnboundTensor,        // a statement reads a tensor that was never bound
+  kUseAfterDeallocate,   // ... or that a Deallocate unbound
+  kViewOutOfBounds,      // HirAliasSelect / ShardByStream index outside its base
+  kNonContiguousComm,    // a communication buffer that is not dense row-major
+  kShapeMismatch,        // an op's operands or its preallocated output have the wrong size
+  kCollectiveMismatch,   // the members of one collective disagree (type, team, root, sizes, dtype, op)
+  kCollectiveUnmatched,  // a rank issues a collective that some team member never issues
+  kP2PUnpaired,          // a send or recv with no matching recv or send on the peer
+  kWaitWithoutPost,      // Wait on a communication this rank did not post (or already waited)
+  kBadStream,            // e.g. a stream expression that does not evaluate
+};
+const char* issueKindName(IssueKind k);
+
+struct Issue {
+  IssueKind kind = IssueKind::kUnboundTensor;
+  int32_t rank = 0;
+  const Stmt* stmt = nullptr;
+  int32_t stream = -1;
+  std::vector<LoopIndex> loops;
+  std::string message;
+  const Stmt* otherStmt = nullptr;  // e.g. the Deallocate, the other rank's collective
+  int32_t otherRank = -1;
+  std::vector<LoopIndex> otherLoops;
+  int32_t event = -1;  // the event concerned, when there is one
+  int32_t otherEvent = -1;
+};
+
+// One execution of a ForLoop on one rank; iteration k issued events [begin, end).
+struct LoopRun {
+  int32_t rank = 0;
+  const ForLoop* loop = nullptr;
+  std::vector<LoopIndex> outer;  // indices of enclosing loops
+  struct Iteration {
+    int64_t value = 0;
+    int32_t begin = 0;
+    int32_t end = 0;
+  };
+  std::vector<Iteration> iterations;
+};
+
+struct EventGraph {
+  int64_t numRanks = 1;
+  int64_t numberOfStreams = 4;
+  std::vector<int64_t> ranks;  // the ranks whose host threads ran
+  std::vector<Event> events;
+  std::vector<Edge> edges;
+  std::vector<StreamInfo> streams;
+  std::vector<CollectiveGroup> groups;
+  std::vector<BufferInfo> buffers;
+  std::vector<Issue> issues;
+  std::vector<LoopRun> loops;
+  std::vector<int32_t> entryEvent;  // per position in `ranks`
+  std::vector<int32_t> exitEvent;
+
+  // A short description of an event for messages: "Set at line 12 (rank 0, Stream 1, StreamIdx=1)".
+  std::string describe(int32_t event) const;
+  std::string streamName(int32_t stream) const;
+};
+
+// Short one-line spelling of a statement for messages: "T3 = Set(T2)", "Synchronize Stream 0",
+// "Communication 41 (Allgather)".
+std::string stmtSummary(const Stmt& s);
+
+}  // namespace braid::sem

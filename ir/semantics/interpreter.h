@@ -1,0 +1,43 @@
+// Runs every rank's host thread of a host program for given bindings and records what it does
+// on the devices as an EventGraph (see event_graph.h and DESIGN.md, "The host program's
+// meaning"). Scalars: loop indices, `rank` / `deviceIdx.x` = r, `numberOfStreams` = S, and the
+// caller's bindings of symbolic extents.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/host_ir.h"
+#include "ir/semantics/event_graph.h"
+
+namespace braid::sem {
+
+struct SemanticsOptions {
+  Bindings bindings;            // symbolic extents (i0, i2, ...); may also pin numberOfStreams
+  int64_t numRanks = 0;         // D; 0: from the program's meshes and teams (at least 1)
+  int64_t numberOfStreams = 4;  // S, unless bindings has "numberOfStreams"
+  std::vector<int64_t> ranks;   // ranks whose host threads run; empty: all of 0..D-1
+  // Safety limit on the number of events (a typo in a binding must not eat the machine).
+  int64_t maxEvents = 20'000'000;
+};
+
+// Builds the event graph: runs the host threads, matches collectives and P2P across ranks,
+// adds per-communicator order. Throws Error for bad input (an unbound symbol, a malformed
+// statement); problems of the program under study become EventGraph::issues.
+EventGraph buildEventGraph(const HostProgram& p, const SemanticsOptions& options);
+
+// The number of ranks the program's meshes and communication teams imply (max device + 1; 1 if
+// none).
+int64_t ranksFromProgram(const HostProgram& p);
+
+// Free symbols the program needs that neither `bindings` nor the interpreter provides (loop
+// indices, numberOfStreams, rank, deviceIdx.x/y are provided).
+std::set<std::string> unboundSymbols(const HostProgram& p, const Bindings& bindings);
+
+// The shape of the buffer a tensor names, from its printed (loop) domain as HOSTIR.md says:
+// non-reduction axes in order; device-parallel and broadcast axes have size 1. With
+// `streamChunk`, stream-parallel axes are one chunk (size 1): a tensor allocated per iteration.
+std::vector<int64_t> bufferShape(const TensorView& tv, const Bindings& b, bool streamChunk = false);
+
+}  // namespace braid::sem
