@@ -1,0 +1,147 @@
+// Pass 8: allocation and deallocation (nvFuser's AllocateAndDeallocate, over the nested scopes).
+//
+// Every buffer the program writes (not an input, not a view) is allocated right before its first
+// use in the innermost scope that holds all its uses, and deallocated right after its last use
+// there, unless it is a fusion output. Buffers that views alias (full tensors sliced per
+// iteration, rings) are allocated at the top level, before the loop. Inside a loop body the
+// allocation is the always-fresh form (`ALLOCATE(mem_type=...)`), since the legacy form would
+// keep the first iteration's buffer; at the top level protocol A uses the legacy form, as
+// nvFuser's pipeline A does.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "passes/fusion_utils.h"
+#include "passes/host_builder.h"
+#include "passes/pass.h"
+
+namespace braid {
+namespace {
+
+using Path = std::vector<std::pair<Scope*, size_t>>;
+
+// A communication's buffers stay in use until its Wait: map each waitable id to its tensors
+// (the P2P operations of a coalesced group belong to the group's EndCoalescing id).
+void collectCommTensors(Scope& scope, std::map<int, std::vector<TensorView*>>& out, std::vector<TensorView*>& group) {
+  for (auto& s : scope) {
+    if (s->is<Communication>()) out[s->as<Communication>()->id] = stmtTensors(*s);
+    if (s->is<StartCoalescing>()) group.clear();
+    if (s->is<P2PCommunication>()) {
+      out[s->as<P2PCommunication>()->id] = stmtTensors(*s);
+      group.push_back(s->as<P2PCommunication>()->buffer);
+    }
+    if (s->is<EndCoalescing>()) out[s->as<EndCoalescing>()->id] = group;
+    if (s->is<ForLoop>()) collectCommTensors(s->as<ForLoop>()->body, out, group);
+    if (s->is<IfThenElse>()) {
+      collectCommTensors(s->as<IfThenElse>()->thenBody, out, group);
+      collectCommTensors(s->as<IfThenElse>()->elseBody, out, group);
+    }
+  }
+}
+
+void collectUses(const LoweringContext& ctx, Scope& scope, Path& path, std::map<TensorView*, std::vector<Path>>& uses,
+                 std::vector<TensorView*>& order, const std::map<int, std::vector<TensorView*>>& comm_tensors) {
+  for (size_t i = 0; i < scope.size(); ++i) {
+    path.emplace_back(&scope, i);
+    Stmt& s = *scope[i];
+    std::vector<TensorView*> ts = stmtTensors(s);
+    if (s.is<Wait>()) {
+      auto it = comm_tensors.find(s.as<Wait>()->id);
+      if (it != comm_tensors.end()) ts = it->second;
+    }
+    for (TensorView* t : ts) {
+      TensorView* b = bufferOf(ctx, t);
+      if (!uses.count(b)) order.push_back(b);
+      uses[b].push_back(path);
+    }
+    if (s.is<ForLoop>()) collectUses(ctx, s.as<ForLoop>()->body, path, uses, order, comm_tensors);
+    if (s.is<IfThenElse>()) {
+      collectUses(ctx, s.as<IfThenElse>()->thenBody, path, uses, order, comm_tensors);
+      collectUses(ctx, s.as<IfThenElse>()->elseBody, path, uses, order, comm_tensors);
+    }
+    path.pop_back();
+  }
+}
+
+bool writtenAnywhere(const LoweringContext& ctx, const Scope& scope, const TensorView* buffer) {
+  bool w = false;
+  forEachStmt(scope, [&](const Stmt& s, int) {
+    for (TensorView* t : stmtWrites(s))
+      if (bufferOf(ctx, t) == buffer) w = true;
+  });
+  return w;
+}
+
+Scalar localElements(const TensorView* tv) {
+  Scalar n(1);
+  for (const IterDomain* id : tv->logical()) {
+    if (id->isReduction() || hasLocalExtentOne(id)) continue;
+    n = n * id->extent();
+  }
+  return n;
+}
+
+class AllocateAndDeallocate : public Pass {
+ public:
+  std::string name() const override { return "allocate-and-deallocate"; }
+  bool run(LoweringContext& ctx) override {
+    HostProgram& p = ctx.program;
+    std::set<const TensorView*> inputs(p.inputs().begin(), p.inputs().end());
+    std::set<const TensorView*> outputs(p.outputs().begin(), p.outputs().end());
+    std::set<const TensorView*> view_bases;
+    for (const auto& [v, b] : ctx.viewBase) view_bases.insert(bufferOf(ctx, b));
+    // Step 1: the buffers, in order of first use.
+    std::map<TensorView*, std::vector<Path>> uses;
+    std::vector<TensorView*> order;
+    Path path;
+    std::map<int, std::vector<TensorView*>> comm_tensors;
+    std::vector<TensorView*> group;
+    collectCommTensors(p.body(), comm_tensors, group);
+    collectUses(ctx, p.body(), path, uses, order, comm_tensors);
+    bool changed = false;
+    for (TensorView* b : order) {
+      if (inputs.count(b) || !writtenAnywhere(ctx, p.body(), b)) continue;
+      // Step 2: recompute the paths (earlier insertions shifted indices) and find the scope.
+      uses.clear();
+      std::vector<TensorView*> ignored;
+      path.clear();
+      collectUses(ctx, p.body(), path, uses, ignored, comm_tensors);
+      const std::vector<Path>& ps = uses.at(b);
+      size_t depth = 0;
+      if (!view_bases.count(b)) {
+        for (;; ++depth) {
+          bool same = true;
+          for (const Path& q : ps)
+            if (q.size() <= depth + 1 || q[depth] != ps[0][depth]) same = false;
+          if (!same) break;
+        }
+      }
+      Scope* scope = ps[0][depth].first;
+      size_t first = ps[0][depth].second, last = first;
+      for (const Path& q : ps) {
+        first = std::min(first, q[depth].second);
+        last = std::max(last, q[depth].second);
+      }
+      // Step 3: insert Deallocate after the last use (never an output), Allocate before the first.
+      if (ctx.options.deallocate && !outputs.count(b)) {
+        auto d = std::make_unique<Deallocate>();
+        d->tv = b;
+        scope->insert(scope->begin() + static_cast<long>(last) + 1, std::move(d));
+      }
+      auto a = std::make_unique<Allocate>();
+      a->tv = b;
+      a->memType = b->memoryType();
+      a->legacy = depth == 0 && ctx.options.protocol == StreamProtocol::kSeparateSyncLoop;
+      if (a->legacy) a->size = localElements(b);
+      scope->insert(scope->begin() + static_cast<long>(first), std::move(a));
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeAllocateAndDeallocatePass() { return std::make_unique<AllocateAndDeallocate>(); }
+
+}  // namespace braid

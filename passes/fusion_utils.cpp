@@ -1,0 +1,209 @@
+#include "passes/fusion_utils.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace braid {
+
+namespace {
+
+// Logical positions of the non-reduction axes (what an op reads).
+std::vector<int> dataPositions(const TensorView* tv) {
+  std::vector<int> out;
+  for (size_t i = 0; i < tv->logical().size(); ++i)
+    if (!tv->logical()[i]->isReduction()) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> producerToConsumerMap(const Expr& e, size_t input_index) {
+  const TensorView* in = e.input(input_index);
+  const TensorView* out = e.output(0);
+  std::vector<int> map(in->logical().size(), -1);
+  std::vector<int> data = dataPositions(in);
+  const int nd = static_cast<int>(data.size());
+  const int L = static_cast<int>(out->logical().size());
+  auto set = [&](int data_index, int out_pos) {
+    if (data_index >= 0 && data_index < nd && out_pos >= 0 && out_pos < L)
+      map[static_cast<size_t>(data[static_cast<size_t>(data_index)])] = out_pos;
+  };
+  switch (e.type()) {
+    case OpType::kSet:
+    case OpType::kUnary:
+    case OpType::kBinary:
+    case OpType::kReduction:
+      for (int i = 0; i < nd; ++i) set(i, i);
+      break;
+    case OpType::kPermute:
+      for (int i = 0; i < static_cast<int>(e.permutation.size()); ++i) set(static_cast<int>(e.permutation[i]), i);
+      break;
+    case OpType::kBroadcast: {
+      int j = 0;
+      for (int i = 0; i < static_cast<int>(e.broadcastFlags.size()); ++i)
+        if (!e.broadcastFlags[static_cast<size_t>(i)]) set(j++, i);
+      break;
+    }
+    case OpType::kSqueeze: {
+      int j = 0;
+      for (int i = 0; i < static_cast<int>(e.squeezeFlags.size()); ++i)
+        if (!e.squeezeFlags[static_cast<size_t>(i)]) set(i, j++);
+      break;
+    }
+    case OpType::kReshape:
+      break;
+    case OpType::kMatmul:
+    case OpType::kLinear: {
+      const int na = static_cast<int>(dataPositions(e.input(0)).size());
+      const int nw = static_cast<int>(dataPositions(e.input(1)).size());
+      const bool linear = e.type() == OpType::kLinear;
+      const int has_m = na >= 2 ? 1 : 0;
+      const int has_n = nw >= 2 ? 1 : 0;
+      const int nb = L - has_m - has_n - 1;  // output batch axes
+      if (input_index == 0) {
+        for (int i = 0; i < na - 2; ++i) set(i, nb - (na - 2) + i);
+        if (has_m) set(na - 2, nb);
+        set(na - 1, L - 1);
+      } else if (input_index == 1) {
+        for (int i = 0; i < nw - 2; ++i) set(i, nb - (nw - 2) + i);
+        if (nw == 1) {
+          set(0, L - 1);
+        } else if (linear) {
+          set(nw - 2, nb + has_m);
+          set(nw - 1, L - 1);
+        } else {
+          set(nw - 2, L - 1);
+          set(nw - 1, nb + has_m);
+        }
+      } else {
+        // Bias: right-aligned against the weight's [batch..., n].
+        const int wb = std::max(nw - 2, 0);
+        const int target = wb + has_n;
+        for (int t = 0; t < nd; ++t) {
+          int idx = target - nd + t;
+          if (idx < 0) continue;
+          set(t, idx < wb ? nb - wb + idx : nb + has_m);
+        }
+      }
+      break;
+    }
+  }
+  return map;
+}
+
+std::vector<Expr*> topologicalExprs(const Fusion& f) {
+  std::vector<Expr*> pending = f.exprs();
+  std::vector<Expr*> out;
+  std::set<const TensorView*> ready;
+  for (const TensorView* tv : f.tensors())
+    if (tv->definition() == nullptr) ready.insert(tv);
+  while (!pending.empty()) {
+    auto it = std::find_if(pending.begin(), pending.end(), [&](const Expr* e) {
+      return std::all_of(e->inputs().begin(), e->inputs().end(), [&](const TensorView* t) { return ready.count(t) > 0; });
+    });
+    if (it == pending.end()) {  // a cycle: cannot happen for built fusions; keep creation order
+      out.insert(out.end(), pending.begin(), pending.end());
+      break;
+    }
+    for (const TensorView* o : (*it)->outputs()) ready.insert(o);
+    out.push_back(*it);
+    pending.erase(it);
+  }
+  return out;
+}
+
+int logicalPosition(const TensorView* tv, const IterDomain* id) {
+  const auto& l = tv->logical();
+  auto it = std::find(l.begin(), l.end(), id);
+  return it == l.end() ? -1 : static_cast<int>(it - l.begin());
+}
+
+int logicalAxisOf(const TensorView* tv, ParallelType p) {
+  for (size_t i = 0; i < tv->logical().size(); ++i)
+    if (tv->logical()[i]->parallelType() == p) return static_cast<int>(i);
+  return -1;
+}
+
+bool hasParallelAxes(const TensorView* tv) {
+  for (const IterDomain* id : tv->loop())
+    if (id->parallelType() != ParallelType::kSerial) return true;
+  for (const IterDomain* id : tv->logical())
+    if (id->parallelType() != ParallelType::kSerial) return true;
+  return false;
+}
+
+AxisGraph::AxisGraph(const Fusion& f) {
+  for (const TensorView* tv : f.tensors())
+    for (int i = 0; i < static_cast<int>(tv->logical().size()); ++i) {
+      ids_[{tv, i}] = static_cast<int>(parent_.size());
+      parent_.push_back(static_cast<int>(parent_.size()));
+    }
+  for (const Expr* e : f.exprs()) {
+    for (size_t k = 0; k < e->inputs().size(); ++k) {
+      std::vector<int> m = producerToConsumerMap(*e, k);
+      for (size_t p = 0; p < m.size(); ++p) {
+        if (m[p] < 0) continue;
+        for (const TensorView* out : e->outputs()) {
+          int a = find(ids_.at({e->input(k), static_cast<int>(p)}));
+          int b = find(ids_.at({out, m[p]}));
+          if (a != b) parent_[static_cast<size_t>(a)] = b;
+        }
+      }
+    }
+  }
+}
+
+int AxisGraph::find(int x) const {
+  while (parent_[static_cast<size_t>(x)] != x) {
+    parent_[static_cast<size_t>(x)] = parent_[static_cast<size_t>(parent_[static_cast<size_t>(x)])];
+    x = parent_[static_cast<size_t>(x)];
+  }
+  return x;
+}
+
+int AxisGraph::classOf(const TensorView* tv, int axis) const {
+  auto it = ids_.find({tv, axis});
+  if (it == ids_.end()) return -1;
+  return find(it->second);
+}
+
+int AxisGraph::axisInClass(const TensorView* tv, int cls) const {
+  if (cls < 0) return -1;
+  for (int i = 0; i < static_cast<int>(tv->logical().size()); ++i)
+    if (classOf(tv, i) == cls) return i;
+  return -1;
+}
+
+bool hasLocalExtentOne(const IterDomain* id) {
+  return id->isDeviceParallel() || id->isBroadcast() || id->extent().constValue() == std::optional<int64_t>(1);
+}
+
+std::string tvLabel(const TensorView* tv) { return tv ? "T" + std::to_string(tv->name()) : "<null>"; }
+
+std::string exprStr(const Expr& e) {
+  std::string s;
+  for (size_t i = 0; i < e.outputs().size(); ++i) s += (i ? ", " : "") + e.output(i)->str();
+  s += " = ";
+  switch (e.type()) {
+    case OpType::kBinary: s += std::string("binary(") + binaryOpSymbol(e.binaryOp) + ")"; break;
+    case OpType::kUnary: s += unaryOpName(e.unaryOp); break;
+    case OpType::kReduction: s += std::string("reduction(") + reductionOpName(e.reductionOp) + ")"; break;
+    default: s += opTypeName(e.type()); break;
+  }
+  s += "(";
+  for (size_t i = 0; i < e.inputs().size(); ++i) s += (i ? ", " : "") + e.input(i)->str();
+  return s + ")";
+}
+
+std::string printFusion(const Fusion& f) {
+  std::string s = "Fusion {\n  inputs:\n";
+  for (const TensorView* tv : f.inputs()) s += "    " + tv->str() + "\n";
+  s += "  outputs:\n";
+  for (const TensorView* tv : f.outputs()) s += "    " + tv->str() + "\n";
+  s += "  exprs:\n";
+  for (const Expr* e : f.exprs()) s += "    " + exprStr(*e) + "\n";
+  return s + "}\n";
+}
+
+}  // namespace braid

@@ -1,0 +1,158 @@
+#include "passes/host_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "passes/fusion_utils.h"
+
+namespace braid {
+
+TensorView* cloneTensor(Fusion& into, const TensorView* src, int drop, int name, bool same_ids, MemoryType mem) {
+  std::map<const IterDomain*, IterDomain*> m;
+  std::vector<IterDomain*> logical;
+  for (size_t i = 0; i < src->logical().size(); ++i) {
+    if (static_cast<int>(i) == drop) continue;
+    const IterDomain* id = src->logical()[i];
+    // A new buffer or view made inside a stream loop holds one iteration's data: a Stream axis
+    // left in it (of another loop's class) would read as "one chunk", so it becomes serial.
+    ParallelType p = !same_ids && id->isStream() ? ParallelType::kSerial : id->parallelType();
+    IterDomain* c = into.newIterDomain(id->extent(), id->iterType(), p, id->isRFactor(), same_ids ? id->id() : -1);
+    m[id] = c;
+    logical.push_back(c);
+  }
+  TensorView* tv = into.newTensor(logical, src->dtype(), mem, name);
+  if (src->hasDeviceMesh()) tv->setDeviceMesh(*src->deviceMesh());
+  if (!src->root().empty()) {
+    std::vector<IterDomain*> root;
+    for (const IterDomain* id : src->root())
+      if (m.count(id)) root.push_back(m[id]);
+    if (root.size() == logical.size()) tv->setRoot(root);
+  }
+  return tv;
+}
+
+Expr* cloneExpr(Fusion& into, const Expr& src, std::vector<TensorView*> ins, std::vector<TensorView*> outs,
+                const std::vector<int>& dropped_in, int dropped_out) {
+  Expr* e = into.newExpr(src.type(), std::move(ins), std::move(outs));
+  e->binaryOp = src.binaryOp;
+  e->unaryOp = src.unaryOp;
+  e->reductionOp = src.reductionOp;
+  e->initValue = src.initValue;
+  e->cacheOp = src.cacheOp;
+  e->permutation = src.permutation;
+  e->broadcastFlags = src.broadcastFlags;
+  e->squeezeFlags = src.squeezeFlags;
+  const int din = dropped_in.empty() ? -1 : dropped_in[0];
+  if (src.type() == OpType::kPermute && dropped_out >= 0) {
+    std::vector<int64_t> p;
+    for (size_t i = 0; i < src.permutation.size(); ++i) {
+      if (static_cast<int>(i) == dropped_out) continue;
+      int64_t q = src.permutation[i];
+      p.push_back(din >= 0 && q > din ? q - 1 : q);
+    }
+    e->permutation = p;
+  }
+  if (src.type() == OpType::kBroadcast && dropped_out >= 0 &&
+      dropped_out < static_cast<int>(src.broadcastFlags.size()))
+    e->broadcastFlags.erase(e->broadcastFlags.begin() + dropped_out);
+  if (src.type() == OpType::kSqueeze && din >= 0 && din < static_cast<int>(src.squeezeFlags.size()))
+    e->squeezeFlags.erase(e->squeezeFlags.begin() + din);
+  return e;
+}
+
+HostUnit buildHostUnit(int id, const std::vector<const Expr*>& exprs,
+                       const std::function<TensorView*(const TensorView*)>& boundary,
+                       const std::function<int(const TensorView*)>& internal_drop) {
+  HostUnit unit;
+  unit.id = id;
+  unit.fusion = std::make_unique<Fusion>();
+  Fusion& f = *unit.fusion;
+  std::map<const TensorView*, TensorView*> m;
+  std::map<const TensorView*, int> dropped;
+  std::set<const TensorView*> produced;
+  for (const Expr* e : exprs)
+    for (const TensorView* o : e->outputs()) produced.insert(o);
+  auto get = [&](const TensorView* ft, bool is_output) -> TensorView* {
+    auto it = m.find(ft);
+    if (it != m.end()) return it->second;
+    TensorView* b = boundary(ft);
+    TensorView* c;
+    if (b != nullptr) {
+      c = cloneTensor(f, b, -1, b->name(), true, b->memoryType());
+      // A boundary tensor that is a stream slice lost the axis internal_drop names.
+      dropped[ft] = b->logical().size() < ft->logical().size() ? internal_drop(ft) : -1;
+      if (!is_output && !produced.count(ft)) f.addInput(c);
+      if (is_output) f.addOutput(c);
+    } else {
+      int d = internal_drop(ft);
+      c = cloneTensor(f, ft, d, ft->name(), false, MemoryType::kLocal);
+      dropped[ft] = d;
+    }
+    m[ft] = c;
+    return c;
+  };
+  for (const Expr* e : exprs) {
+    std::vector<TensorView*> ins, outs;
+    std::vector<int> din;
+    for (const TensorView* in : e->inputs()) {
+      ins.push_back(get(in, false));
+      din.push_back(dropped[in]);
+    }
+    for (const TensorView* out : e->outputs()) outs.push_back(get(out, boundary(out) != nullptr));
+    cloneExpr(f, *e, ins, outs, din, dropped[e->output(0)]);
+  }
+  return unit;
+}
+
+std::vector<TensorView*> stmtTensors(const Stmt& s) {
+  switch (s.kind()) {
+    case StmtKind::kAllocate: return {s.as<Allocate>()->tv};
+    case StmtKind::kDeallocate: return {s.as<Deallocate>()->tv};
+    case StmtKind::kAliasSelect: return {s.as<AliasSelect>()->in, s.as<AliasSelect>()->out};
+    case StmtKind::kShardByStream: return {s.as<ShardByStream>()->in, s.as<ShardByStream>()->out};
+    case StmtKind::kHostOp: {
+      std::vector<TensorView*> v = s.as<HostOp>()->op->inputs();
+      for (TensorView* o : s.as<HostOp>()->op->outputs()) v.push_back(o);
+      return v;
+    }
+    case StmtKind::kPostOnStream: {
+      std::vector<TensorView*> v = s.as<PostOnStream>()->inputs;
+      for (TensorView* o : s.as<PostOnStream>()->outputs) v.push_back(o);
+      return v;
+    }
+    case StmtKind::kCommunication: return {s.as<Communication>()->input, s.as<Communication>()->output};
+    case StmtKind::kP2PCommunication: return {s.as<P2PCommunication>()->buffer};
+    default: return {};
+  }
+}
+
+std::vector<TensorView*> stmtWrites(const Stmt& s) {
+  switch (s.kind()) {
+    case StmtKind::kHostOp: return s.as<HostOp>()->op->outputs();
+    case StmtKind::kPostOnStream: return s.as<PostOnStream>()->outputs;
+    case StmtKind::kCommunication: return {s.as<Communication>()->output};
+    case StmtKind::kP2PCommunication:
+      if (s.as<P2PCommunication>()->type == P2PType::kRecv) return {s.as<P2PCommunication>()->buffer};
+      return {};
+    default: return {};
+  }
+}
+
+TensorView* bufferOf(const LoweringContext& ctx, TensorView* tv) {
+  for (int guard = 0; guard < 64; ++guard) {
+    auto it = ctx.viewBase.find(tv);
+    if (it == ctx.viewBase.end()) return tv;
+    tv = it->second;
+  }
+  return tv;
+}
+
+StmtPtr makeHostOp(Expr* e) {
+  auto s = std::make_unique<HostOp>();
+  s->op = e;
+  return s;
+}
+
+}  // namespace braid

@@ -1,0 +1,102 @@
+// The lowering pipeline's pass interface and the state its passes share.
+//
+// Lowering runs in two halves. The first passes rewrite the scheduled Fusion in place
+// (propagate shardings, finalize allocation domains, segment, classify communications); the
+// later ones build and rewrite the HostProgram (host lowering, stream lowering, communications,
+// allocation, stream assignment). Both halves share one LoweringContext, so every pass is a
+// plain function of it: run() rewrites the context and says whether it changed anything.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/host_ir.h"
+#include "passes/communication_classifier.h"
+#include "passes/lowering_options.h"
+
+namespace braid {
+
+// A group of fusion exprs run as one unit: a standalone host op (one expr, evaluated on the host
+// or turned into a communication) or a kernel (a HostUnit run by PostOnStream).
+struct Segment {
+  enum class Kind { kHostOp, kKernel };
+  Kind kind = Kind::kKernel;
+  std::vector<Expr*> exprs;  // in a topological order
+};
+
+// Decides whether two kernel segments may become one kernel. The default refuses standalone host
+// ops, mixed stream parallelization and mixed meshes; tests and users plug in their own.
+using ShouldMergeFn = std::function<bool(const Segment& a, const Segment& b)>;
+
+// Where a host-program tensor's axes came from: the fusion tensor and, for each of the program
+// tensor's logical axes, the logical position in that fusion tensor (views drop an axis).
+struct AxisOrigin {
+  const TensorView* fusionTv = nullptr;
+  std::vector<int> positions;
+};
+
+struct LoweringContext {
+  LoweringContext(Fusion& f, LoweringOptions o, int64_t d) : fusion(f), options(std::move(o)), devices(d) {}
+
+  Fusion& fusion;
+  LoweringOptions options;
+  int64_t devices = 1;
+
+  // ---- fusion half ----
+  // Tensors whose Stream axis shards the allocation (allocated per iteration of their loop).
+  std::set<const TensorView*> streamShardedAllocation;
+  std::vector<Segment> segments;
+  ShouldMergeFn shouldMerge;  // empty: the default predicate
+  std::map<const Expr*, CommunicationInfo> communications;  // resharding fusion exprs
+
+  // ---- host half ----
+  bool hasProgram = false;
+  HostProgram program;
+  std::map<const TensorView*, TensorView*> hostTensor;  // fusion tensor -> program tensor
+  std::map<const TensorView*, AxisOrigin> origin;        // program tensor -> fusion axes
+  std::map<const Expr*, const Expr*> originExpr;         // program Expr -> fusion Expr
+  std::map<int, std::vector<const Expr*>> unitExprs;     // HostUnit id -> its fusion exprs
+  std::map<const TensorView*, TensorView*> viewBase;     // view -> the buffer it aliases
+  std::set<const TensorView*> nonContiguousViews;
+  std::set<const ForLoop*> streamLoops;                  // top-level loops over a Stream axis
+  std::vector<std::string> notes;                        // choices a pass made, for --dump-passes
+  int nextCommunicationId = 0;
+  int nextLoopIndex = 0;
+
+  // The stream-loop index scalar names in use (kept distinct from extent symbols).
+  std::string freshLoopIndexName();
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string name() const = 0;
+  // Rewrites the context; returns whether anything changed. Throws NotLowerableError for
+  // fusions that cannot be lowered, Error for bad options.
+  virtual bool run(LoweringContext& ctx) = 0;
+};
+
+// The passes, in pipeline order (one per file in passes/).
+std::unique_ptr<Pass> makePropagateShardingPass();
+std::unique_ptr<Pass> makeDecomposeReshardingsPass();
+std::unique_ptr<Pass> makeFinalizeAllocationPass();
+std::unique_ptr<Pass> makeSegmentationPass();
+std::unique_ptr<Pass> makeClassifyCommunicationsPass();
+std::unique_ptr<Pass> makeHostLoweringPass();
+std::unique_ptr<Pass> makeStreamLoweringPass();
+std::unique_ptr<Pass> makeLowerCommunicationsPass();
+std::unique_ptr<Pass> makeAllocateAndDeallocatePass();
+std::unique_ptr<Pass> makeAssignStreamsPass();
+
+// The default should-merge predicate of segmentation.
+bool defaultShouldMerge(const Segment& a, const Segment& b);
+// Standalone host ops are never merged into kernels: resharding ops, matmul, linear, set without
+// permute, binary ops and reductions (nvFuser's isLowerableAsStandaloneHostOp).
+bool isStandaloneHostOp(const Expr& e);
+
+}  // namespace braid

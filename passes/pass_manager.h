@@ -1,0 +1,42 @@
+// Runs lowering passes in order over one LoweringContext. After every pass it checks that the
+// host program (once it exists) is well formed, and with dumping on (BRAID_DUMP=passes or
+// `braid lower --dump-passes`) prints the fusion or the host program after each pass.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace braid {
+
+class PassManager {
+ public:
+  PassManager();
+  void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+  // Dumps go to `out` (std::cerr when null). Dumping is on when BRAID_DUMP contains "passes".
+  void setDump(bool on, std::ostream* out = nullptr) {
+    dump_ = on;
+    out_ = out;
+  }
+  bool dumping() const { return dump_; }
+  void run(LoweringContext& ctx);
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Pass>> passes_;
+  bool dump_ = false;
+  std::ostream* out_ = nullptr;
+};
+
+// Basic well-formedness of a lowered program: every tensor a statement names belongs to the
+// program, tensor names and communication ids are unique, every Wait names an earlier
+// communication or coalescing group. Throws Error naming the pass and the problem.
+void checkWellFormed(const LoweringContext& ctx, const std::string& after_pass);
+
+// The standard pipeline, in order.
+void addStandardPasses(PassManager& pm);
+
+}  // namespace braid

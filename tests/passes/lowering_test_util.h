@@ -1,0 +1,53 @@
+// Helpers of the lowering tests: small fusions, top-level shape of a program, finding statements.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/host_ir.h"
+#include "ir/host_ir_text.h"
+#include "ir/ops.h"
+#include "passes/lower.h"
+
+namespace braid::testing_util {
+
+// The kinds of the top-level statements, e.g. {"Allocate", "GetCurrentStream", "ForLoop", ...}.
+inline std::vector<std::string> topLevel(const HostProgram& p) {
+  std::vector<std::string> v;
+  for (const auto& s : p.body()) v.push_back(stmtKindName(s->kind()));
+  return v;
+}
+
+inline int countKind(const Scope& scope, StmtKind k) {
+  int n = 0;
+  forEachStmt(scope, [&](const Stmt& s, int) { n += s.kind() == k ? 1 : 0; });
+  return n;
+}
+
+template <class T>
+std::vector<const T*> findAll(const Scope& scope) {
+  std::vector<const T*> v;
+  forEachStmt(scope, [&](const Stmt& s, int) {
+    if (s.is<T>()) v.push_back(s.as<T>());
+  });
+  return v;
+}
+
+inline LoweringOptions protocolA() { return LoweringOptions{}; }
+inline LoweringOptions protocolB() {
+  LoweringOptions o;
+  o.protocol = StreamProtocol::kInLoopSync;
+  o.indexing = StreamIndexing::kRaw;
+  return o;
+}
+
+// Prints, parses back and compares; returns "" when equal, else why not.
+inline std::string roundTrip(const HostProgram& p) {
+  std::string text = print(p);
+  HostProgram q = parseHostProgram(text, "<lowered>");
+  std::string why;
+  if (!structurallyEqual(p, q, &why)) return why.empty() ? "differs" : why;
+  return "";
+}
+
+}  // namespace braid::testing_util
