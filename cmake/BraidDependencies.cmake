@@ -67,11 +67,19 @@ if(BRAID_WITH_TORCH AND NOT Torch_FOUND)
                       "or pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')")
 endif()
 
-# Gloo, for c10d's ProcessGroupGloo (CPU collectives).
-find_library(BRAID_GLOO_LIB gloo)
+# Gloo, for c10d's ProcessGroupGloo (exec's CPU collectives). ProcessGroupGloo itself lives in
+# libtorch_cpu; braid needs its header (whose contents are guarded by USE_C10D_GLOO) and Gloo's
+# headers. Debian ships them as libtorch-dev + libgloo-dev (libgloo.so is linked too); a PyTorch
+# wheel may carry both header sets under its include directory and link Gloo statically.
 set(BRAID_GLOO_FOUND FALSE)
-if(BRAID_GLOO_LIB)
-  set(BRAID_GLOO_FOUND TRUE)
+if(Torch_FOUND)
+  find_path(BRAID_C10D_GLOO_INCLUDE torch/csrc/distributed/c10d/ProcessGroupGloo.hpp
+            HINTS ${TORCH_INCLUDE_DIRS})
+  find_path(BRAID_GLOO_INCLUDE gloo/config.h HINTS ${TORCH_INCLUDE_DIRS})
+  find_library(BRAID_GLOO_LIB gloo)
+  if(BRAID_C10D_GLOO_INCLUDE AND BRAID_GLOO_INCLUDE)
+    set(BRAID_GLOO_FOUND TRUE)
+  endif()
 endif()
 cmake_dependent_option(BRAID_WITH_GLOO "Gloo collectives for exec's CPU backend" ON
                        "BRAID_WITH_TORCH;BRAID_GLOO_FOUND" OFF)
@@ -137,7 +145,8 @@ function(braid_library name)
   set_target_properties(braid_${name} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
   target_include_directories(braid_${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/braid>)
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/braid>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_options(braid_${name} PRIVATE -Wall -Wextra)
   target_link_libraries(braid_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   install(TARGETS braid_${name} EXPORT braidTargets

@@ -1,0 +1,23 @@
+# Installs braid from BUILD_DIR into a scratch prefix, then configures, builds and runs a consumer
+# project that uses find_package(braid). Run by ctest (tests/CMakeLists.txt).
+set(work ${BUILD_DIR}/package-test)
+file(REMOVE_RECURSE ${work})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${work}/prefix
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "cmake --install failed (${rc})")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/consumer -B ${work}/build -G Ninja
+                        -DCMAKE_PREFIX_PATH=${work}/prefix
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${work}/build RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "building the consumer failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${work}/build/consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc)
+  message(FATAL_ERROR "the consumer failed (${rc}):\n${out}")
+endif()
