@@ -1,0 +1,106 @@
+// Communicator: the collectives and point-to-point transfers a host program's Communication,
+// P2PCommunication and StartCoalescing/EndCoalescing statements need, over at::Tensor buffers.
+// Backends: Gloo over c10d (CPU, any number of processes), "self" (one rank, no transport); the
+// CUDA build's NCCL backend implements the same interface.
+//
+// Conventions every backend follows (they are the evaluator's contract, see docs/EXEC.md):
+// - Ranks are world ranks (= the device ids of braid's meshes). A `team` lists world ranks in
+//   team order; the caller must be a member. Every member issues the same operations on the same
+//   team in the same order.
+// - Buffers may be any strided tensors (slices, views). "Flat" layouts are row-major memory
+//   order: for allgather, out viewed as [team.size(), in.numel()] gets member j's `in` in row j;
+//   reduce-scatter, scatter and all-to-all split their (big) buffer the same way.
+// - Every operation is posted asynchronously and returns a Work; the result is in place once
+//   Work::wait() returned. Until then the caller must not touch the buffers. The CPU backends
+//   may complete an operation before returning.
+// - StartCoalescing / EndCoalescing bracket a group of send/recv (ncclGroupStart/End): posting
+//   inside a group does not block on the peer; EndCoalescing returns one Work for the group.
+// - Reductions: sum, max, min. Types the transport lacks (bfloat16 on Gloo) go through float32.
+//
+// Streams: the NCCL backend enqueues on the caller's current CUDA stream and its Work::wait makes
+// the current stream wait; the CPU backends have no streams (waits block the host thread).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace braid::exec {
+
+enum class ReduceOp { kSum, kMax, kMin };
+
+// A handle on one posted operation (or one coalesced group).
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Blocks (CPU) / orders the current stream (GPU) until the operation completed. Throws
+  // braid::Error when the operation failed or did not complete within the communicator's timeout.
+  virtual void wait() = 0;
+};
+using WorkPtr = std::shared_ptr<Work>;
+
+// A Work that is already complete (or that runs `finish` once, at its first wait()).
+WorkPtr completedWork();
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int64_t rank() const = 0;
+  virtual int64_t size() const = 0;
+  virtual std::string backendName() const = 0;
+
+  // out (flat [team, in.numel()]) = every member's `in`, in team order.
+  virtual WorkPtr allgather(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out) = 0;
+  // buf = op over every member's buf (in place).
+  virtual WorkPtr allreduce(const std::vector<int64_t>& team, const at::Tensor& buf, ReduceOp op) = 0;
+  // in viewed flat as [team, out.numel()]; member j gets op over every member's row j.
+  virtual WorkPtr reduceScatter(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out,
+                                ReduceOp op) = 0;
+  // Every member's buf = root's buf. `root` is a world rank in the team.
+  virtual WorkPtr broadcast(const std::vector<int64_t>& team, const at::Tensor& buf, int64_t root) = 0;
+  // root's out = op over every member's in (out is ignored elsewhere and may be undefined).
+  virtual WorkPtr reduce(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out, int64_t root,
+                         ReduceOp op) = 0;
+  // Member j's out = row j of root's in (flat [team, out.numel()]); in is ignored off the root.
+  virtual WorkPtr scatter(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out,
+                          int64_t root) = 0;
+  // root's out (flat [team, in.numel()]) row j = member j's in.
+  virtual WorkPtr gather(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out,
+                         int64_t root) = 0;
+  // in and out flat [team, chunk]: member j's out row i = member i's in row j.
+  virtual WorkPtr allToAll(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out) = 0;
+  // Point to point with a world rank. Transfers between one pair match in posting order.
+  virtual WorkPtr send(const at::Tensor& buf, int64_t peer) = 0;
+  virtual WorkPtr recv(const at::Tensor& buf, int64_t peer) = 0;
+  virtual void startCoalescing() = 0;
+  virtual WorkPtr endCoalescing() = 0;
+  // Blocks until every rank of the world reached the barrier.
+  virtual void barrier() = 0;
+};
+
+// One rank, no transport: every collective over the team {0} is a local copy.
+std::unique_ptr<Communicator> makeSelfCommunicator();
+
+// How ranks find each other: a TCPStore at addr:port (rank 0 serves it unless `storeIsExternal`,
+// as under torchrun, whose agent serves it), or a FileStore at `storeFile` when that is set.
+struct Rendezvous {
+  int64_t rank = 0;
+  int64_t worldSize = 1;
+  std::string masterAddr = "127.0.0.1";
+  int port = 29500;
+  bool storeIsExternal = false;
+  std::string storeFile;
+  std::string prefix = "braid";  // key prefix, distinct per run when the store is shared
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+};
+
+// True when this build has the Gloo backend.
+bool haveGloo();
+// Connects every rank (blocks until all arrived or the timeout passed; throws braid::Error).
+std::unique_ptr<Communicator> makeGlooCommunicator(const Rendezvous& rv);
+
+}  // namespace braid::exec

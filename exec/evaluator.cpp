@@ -1,0 +1,475 @@
+// The host-program evaluator on ATen (see evaluator.h).
+#ifdef BRAID_WITH_TORCH
+
+#include "exec/evaluator.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "exec/tensor_ops.h"
+#include "ir/error.h"
+
+namespace braid::exec {
+
+namespace {
+
+std::string firstLine(const std::string& s) {
+  auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+std::string where(const Stmt& s) {
+  std::string w = s.loc.known() ? s.loc.str() + ": " : std::string();
+  return w + stmtKindName(s.kind());
+}
+
+// [begin, end) bytes a tensor's elements span (conservative for interleaved strides).
+std::pair<uintptr_t, uintptr_t> regionOf(const at::Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return {0, 0};
+  auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * std::max<int64_t>(t.stride(d), 0);
+  return {begin, begin + static_cast<uintptr_t>((last + 1) * static_cast<int64_t>(t.element_size()))};
+}
+
+// A NaN-filled (or sentinel-filled) buffer: reads of never-written regions show up in checks.
+at::Tensor fresh(const std::vector<int64_t>& shape, at::ScalarType type, bool zero, bool poison) {
+  auto opts = at::TensorOptions().dtype(type);
+  if (zero) return at::zeros(shape, opts);
+  if (!poison) return at::empty(shape, opts);
+  if (at::isFloatingType(type)) return at::full(shape, std::numeric_limits<double>::quiet_NaN(), opts);
+  if (type == at::kBool) return at::zeros(shape, opts);
+  return at::full(shape, -1234567, opts);
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const HostProgram& program, Communicator& comm, EvalOptions options)
+    : program_(program), comm_(comm), options_(std::move(options)) {}
+
+std::string Evaluator::currentStatement() const {
+  const Stmt* s = current_.load();
+  return s ? where(*s) : std::string();
+}
+
+int64_t Evaluator::eval(const Scalar& s) const {
+  std::optional<int64_t> v = s.tryEvaluate(scalars_);
+  if (!v) {
+    std::string missing;
+    for (const auto& sym : s.substitute(scalars_).freeSymbols()) missing += (missing.empty() ? "" : ", ") + sym;
+    throw Error("cannot evaluate " + s.str() + ": " + missing + " unbound (bind with --bind NAME=N)");
+  }
+  return *v;
+}
+
+bool Evaluator::bound(const TensorView* tv) const {
+  auto it = env_.find(tv->name());
+  return it != env_.end() && it->second.defined();
+}
+
+at::Tensor& Evaluator::lookup(const TensorView* tv, const char* role) {
+  auto it = env_.find(tv->name());
+  if (it == env_.end() || !it->second.defined())
+    throw Error(std::string(role) + " " + tv->nameStr() + " has no buffer here: it is neither an input nor "
+                "allocated, aliased or computed before this statement (or it was deallocated)");
+  return it->second;
+}
+
+void Evaluator::bindInputs(const std::vector<at::Tensor>& inputs) {
+  const auto& ins = program_.inputs();
+  if (inputs.size() != ins.size())
+    throw Error("the program has " + std::to_string(ins.size()) + " inputs, " + std::to_string(inputs.size()) +
+                " were given");
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const TensorView& tv = *ins[i];
+    const at::Tensor& t = inputs[i];
+    std::vector<IterDomain*> dom;
+    for (IterDomain* id : bufferDomain(tv))
+      if (!id->isReduction()) dom.push_back(id);
+    if (static_cast<int64_t>(dom.size()) != t.dim())
+      throw Error("input " + tv.nameStr() + " has " + std::to_string(dom.size()) + " axes, the tensor given has shape " +
+                  shapeStr(t.sizes()));
+    inferSymbols(tv, t.sizes(), false, scalars_);
+  }
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const TensorView& tv = *ins[i];
+    std::vector<int64_t> want = bufferShape(tv, ShapeContext{&scalars_, false, false});
+    if (inputs[i].sizes().vec() != want)
+      throw Error("input " + tv.nameStr() + " has shape " + shapeStr(inputs[i].sizes()) + " but the program expects " +
+                  shapeStr(want) + " on this rank (with " + [&] {
+                    std::string s;
+                    for (const auto& [k, v] : scalars_) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+                    return s;
+                  }() + ")");
+    at::Tensor t = inputs[i];
+    if (t.scalar_type() != toScalarType(tv.dtype())) t = t.to(toScalarType(tv.dtype()));
+    env_[tv.name()] = t;
+  }
+  for (const auto& [out, in] : program_.aliases()) env_[out->name()] = lookup(in, "aliased input");
+}
+
+std::vector<at::Tensor> Evaluator::run(const std::vector<at::Tensor>& inputs) {
+  env_.clear();
+  works_.clear();
+  pending_.clear();
+  executed_ = 0;
+  scalars_ = options_.bindings;
+  scalars_[kNumberOfStreams] = options_.numberOfStreams;
+  scalars_[kRank] = comm_.rank();
+  scalars_[kDeviceIdxX] = comm_.rank();
+  bindInputs(inputs);
+  runScope(program_.body(), 0);
+  current_ = nullptr;
+  for (auto& p : pending_) p.work->wait();
+  pending_.clear();
+  std::vector<at::Tensor> outs;
+  for (const TensorView* tv : program_.outputs()) outs.push_back(lookup(tv, "output"));
+  return outs;
+}
+
+void Evaluator::runScope(const Scope& scope, int loop_depth) {
+  for (const auto& s : scope) exec(*s, loop_depth);
+}
+
+at::Tensor Evaluator::allocate(const TensorView& tv, bool zero, int loop_depth) {
+  // Inside a loop, a Stream axis is one chunk (HOSTIR.md: per-iteration allocations).
+  std::vector<int64_t> shape = bufferShape(tv, ShapeContext{&scalars_, false, loop_depth > 0});
+  return fresh(shape, toScalarType(tv.dtype()), zero, options_.poison);
+}
+
+void Evaluator::record(int id, WorkPtr w, const std::vector<at::Tensor>& ts, bool collective) {
+  works_[id] = w;
+  Pending p{id, w, {}, collective};
+  for (const auto& t : ts)
+    if (t.defined()) p.regions.push_back(regionOf(t));
+  pending_.push_back(std::move(p));
+}
+
+void Evaluator::waitFor(int id) {
+  auto it = works_.find(id);
+  if (it == works_.end())
+    throw Error("Wait Communication " + std::to_string(id) + ": no communication with that id was posted before");
+  it->second->wait();
+  WorkPtr w = it->second;
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.work == w; }),
+                 pending_.end());
+}
+
+void Evaluator::waitOverlapping(const std::vector<at::Tensor>& ts, bool collectives_only) {
+  if (pending_.empty()) return;
+  std::vector<std::pair<uintptr_t, uintptr_t>> regions;
+  for (const auto& t : ts)
+    if (t.defined()) regions.push_back(regionOf(t));
+  // Wait in posting order, up to the last overlapping one (earlier works complete first anyway).
+  size_t last = 0;
+  bool any = false;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (collectives_only && !pending_[i].collective) continue;
+    for (const auto& a : pending_[i].regions)
+      for (const auto& b : regions)
+        if (a.first < b.second && b.first < a.second && a.first != a.second) {
+          last = i;
+          any = true;
+        }
+  }
+  if (!any) return;
+  std::vector<Pending> keep;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    bool wait = i <= last && (!collectives_only || pending_[i].collective);
+    if (wait) {
+      pending_[i].work->wait();
+    } else {
+      keep.push_back(pending_[i]);
+    }
+  }
+  pending_ = std::move(keep);
+}
+
+void Evaluator::postCommunication(const Communication& c, int loop_depth) {
+  int64_t me = comm_.rank();
+  if (std::find(c.team.begin(), c.team.end(), me) == c.team.end()) {
+    works_[c.id] = completedWork();  // not a member: nothing to do, a Wait on it is a no-op
+    return;
+  }
+  std::optional<int64_t> root;
+  if (c.root) root = eval(*c.root);
+  if (isRooted(c.type) && !root)
+    throw Error(std::string(communicationTypeName(c.type)) + " needs a root");
+  ReduceOp op = ReduceOp::kSum;
+  if (c.redOp == ReductionOpType::kMax) op = ReduceOp::kMax;
+  if (c.redOp == ReductionOpType::kMin) op = ReduceOp::kMin;
+  at::Tensor in = c.input && bound(c.input) ? lookup(c.input, "communication input") : at::Tensor();
+  at::Tensor out;
+  if (c.output) {
+    if (!bound(c.output)) env_[c.output->name()] = allocate(*c.output, false, loop_depth);
+    out = lookup(c.output, "communication output");
+  }
+  auto need = [&](const at::Tensor& t, const char* what) {
+    if (!t.defined())
+      throw Error(std::string(communicationTypeName(c.type)) + " " + std::to_string(c.id) + " has no " + what);
+  };
+  waitOverlapping({in, out}, /*collectives_only=*/true);
+  WorkPtr w;
+  switch (c.type) {
+    case CommunicationType::kAllgather:
+      need(in, "input"), need(out, "output");
+      w = comm_.allgather(c.team, in, out);
+      break;
+    case CommunicationType::kAllreduce:
+      need(in, "input");
+      if (!out.defined()) out = in;
+      if (!out.is_same(in)) writeInto(out, in, "Allreduce output");
+      w = comm_.allreduce(c.team, out, op);
+      break;
+    case CommunicationType::kReduceScatter:
+      need(in, "input"), need(out, "output");
+      w = comm_.reduceScatter(c.team, in, out, op);
+      break;
+    case CommunicationType::kBroadcast: {
+      at::Tensor buf = out.defined() ? out : in;
+      need(buf, "buffer");
+      if (*root == me && in.defined() && !buf.is_same(in)) writeInto(buf, in, "Broadcast output");
+      w = comm_.broadcast(c.team, buf, *root);
+      break;
+    }
+    case CommunicationType::kReduce:
+      need(in, "input");
+      w = comm_.reduce(c.team, in, out, *root, op);
+      break;
+    case CommunicationType::kScatter:
+      need(out, "output");
+      if (*root == me) need(in, "input");
+      w = comm_.scatter(c.team, in, out, *root);
+      break;
+    case CommunicationType::kGather:
+      need(in, "input");
+      if (*root == me) need(out, "output");
+      w = comm_.gather(c.team, in, out, *root);
+      break;
+    case CommunicationType::kSendRecv: {
+      // root sends its input to the other member, which receives into its output.
+      int64_t sender = *root;
+      int64_t receiver = sender;
+      for (int64_t r : c.team)
+        if (r != sender) receiver = r;
+      if (sender == receiver) {
+        need(in, "input"), need(out, "output");
+        writeInto(out, in, "SendRecv output");
+        w = completedWork();
+      } else if (me == sender) {
+        need(in, "input");
+        w = comm_.send(in, receiver);
+      } else {
+        need(out, "output");
+        w = comm_.recv(out, sender);
+      }
+      break;
+    }
+    case CommunicationType::kAllToAll:
+      need(in, "input"), need(out, "output");
+      w = comm_.allToAll(c.team, in, out);
+      break;
+  }
+  record(c.id, w, {in, out}, c.type != CommunicationType::kSendRecv);
+}
+
+void Evaluator::postP2P(const P2PCommunication& c) {
+  at::Tensor buf = lookup(c.buffer, c.type == P2PType::kSend ? "send buffer" : "receive buffer");
+  int64_t peer = eval(c.peer);
+  waitOverlapping({buf}, /*collectives_only=*/true);
+  WorkPtr w = c.type == P2PType::kSend ? comm_.send(buf, peer) : comm_.recv(buf, peer);
+  record(c.id, w, {buf}, false);
+}
+
+void Evaluator::exec(const Stmt& s, int loop_depth) {
+  if (s.is<ForLoop>()) {
+    const auto* f = s.as<ForLoop>();
+    int64_t begin = eval(f->begin());
+    int64_t end = eval(f->end());
+    std::optional<int64_t> saved;
+    if (auto it = scalars_.find(f->index); it != scalars_.end()) saved = it->second;
+    for (int64_t i = begin; i < end; ++i) {
+      scalars_[f->index] = i;
+      runScope(f->body, loop_depth + 1);
+    }
+    if (saved) {
+      scalars_[f->index] = *saved;
+    } else {
+      scalars_.erase(f->index);
+    }
+    return;
+  }
+  if (s.is<IfThenElse>()) {
+    const auto* b = s.as<IfThenElse>();
+    runScope(eval(b->predicate) != 0 ? b->thenBody : b->elseBody, loop_depth);
+    return;
+  }
+  current_ = &s;
+  if (options_.onStatement) options_.onStatement(s, executed_);
+  ++executed_;
+  try {
+    switch (s.kind()) {
+      case StmtKind::kAllocate: {
+        const auto* a = s.as<Allocate>();
+        if (a->legacy && bound(a->tv)) break;  // nvFuser: allocate only if not bound yet
+        env_[a->tv->name()] = allocate(*a->tv, a->zeroInit, loop_depth);
+        break;
+      }
+      case StmtKind::kDeallocate:
+        env_.erase(s.as<Deallocate>()->tv->name());
+        break;
+      case StmtKind::kAliasSelect: {
+        const auto* a = s.as<AliasSelect>();
+        at::Tensor in = lookup(a->in, "HirAliasSelect input");
+        std::vector<IterDomain*> dom = bufferDomain(*a->in);
+        auto it = std::find(dom.begin(), dom.end(), a->axis);
+        if (it == dom.end() && a->axis)
+          it = std::find_if(dom.begin(), dom.end(), [&](IterDomain* id) { return id->id() == a->axis->id(); });
+        if (it == dom.end())
+          throw Error("axis " + (a->axis ? a->axis->str() : std::string("?")) + " is not an axis of " +
+                      a->in->nameStr());
+        if ((*it)->isReduction()) {
+          env_[a->out->name()] = in;
+          break;
+        }
+        int64_t pos = std::count_if(dom.begin(), it, [](IterDomain* id) { return !id->isReduction(); });
+        if (pos >= in.dim())
+          throw Error("axis " + (*it)->str() + " is axis " + std::to_string(pos) + " of a buffer of shape " +
+                      shapeStr(in.sizes()));
+        int64_t idx = ((*it)->isBroadcast() || in.size(pos) == 1) ? 0 : eval(a->index);
+        if (idx < 0 || idx >= in.size(pos))
+          throw Error("index " + a->index.str() + " = " + std::to_string(idx) + " is out of range [0, " +
+                      std::to_string(in.size(pos)) + ") of axis " + (*it)->str() + " of " + a->in->nameStr());
+        env_[a->out->name()] = in.select(pos, idx);
+        break;
+      }
+      case StmtKind::kShardByStream: {
+        const auto* sh = s.as<ShardByStream>();
+        at::Tensor in = lookup(sh->in, "ShardByStream input");
+        // The Stream axis: the output's (as nvFuser), else the input's.
+        const TensorView* holder = sh->out;
+        std::vector<IterDomain*> dom;
+        for (IterDomain* id : bufferDomain(*holder))
+          if (!id->isReduction()) dom.push_back(id);
+        auto it = std::find_if(dom.begin(), dom.end(), [](IterDomain* id) { return id->isStream(); });
+        if (it == dom.end()) {
+          dom.clear();
+          for (IterDomain* id : bufferDomain(*sh->in))
+            if (!id->isReduction()) dom.push_back(id);
+          it = std::find_if(dom.begin(), dom.end(), [](IterDomain* id) { return id->isStream(); });
+          if (it == dom.end())
+            throw Error("neither " + sh->out->nameStr() + " nor " + sh->in->nameStr() + " has a Stream axis");
+        }
+        int64_t pos = it - dom.begin();
+        int64_t chunks = eval((*it)->extent());
+        int64_t idx = eval(sh->streamIndex);
+        if (pos >= in.dim()) throw Error("Stream axis " + std::to_string(pos) + " beyond shape " + shapeStr(in.sizes()));
+        if (chunks <= 0) throw Error("Stream axis " + (*it)->str() + " has " + std::to_string(chunks) + " chunks");
+        int64_t size = in.size(pos);
+        int64_t chunk = (size + chunks - 1) / chunks;
+        int64_t start = idx * chunk;
+        if (idx < 0 || idx >= chunks || start >= size)
+          throw Error("stream index " + std::to_string(idx) + " selects no chunk of axis " + std::to_string(pos) +
+                      " (size " + std::to_string(size) + ", " + std::to_string(chunks) + " chunks) of " +
+                      sh->in->nameStr());
+        env_[sh->out->name()] = in.narrow(pos, start, std::min(chunk, size - start));
+        break;
+      }
+      case StmtKind::kGetCurrentStream:
+      case StmtKind::kSetCurrentStream:
+      case StmtKind::kSynchronize:
+        break;  // no streams on CPU: every op runs on the host thread in program order
+      case StmtKind::kHostOp: {
+        const Expr& op = *s.as<HostOp>()->op;
+        std::vector<at::Tensor> ins;
+        for (const TensorView* tv : op.inputs()) ins.push_back(lookup(tv, "input"));
+        const TensorView* otv = op.output();
+        at::Tensor out = bound(otv) ? lookup(otv, "output") : at::Tensor();
+        std::vector<at::Tensor> touched = ins;
+        touched.push_back(out);
+        waitOverlapping(touched, false);
+        OpContext ctx{&scalars_, false, std::nullopt};
+        at::Tensor r = evalOp(op, ins, out, ctx);
+        if (!out.defined()) env_[otv->name()] = r;
+        break;
+      }
+      case StmtKind::kPostOnStream: {
+        const auto* p = s.as<PostOnStream>();
+        auto uit = program_.hostUnits().find(p->hostUnit);
+        if (uit == program_.hostUnits().end())
+          throw Error("HostUnit" + std::to_string(p->hostUnit) + " is not defined in this program");
+        const Fusion& f = *uit->second.fusion;
+        if (f.inputs().size() != p->inputs.size() || f.outputs().size() != p->outputs.size())
+          throw Error("HostUnit" + std::to_string(p->hostUnit) + " has " + std::to_string(f.inputs().size()) +
+                      " inputs and " + std::to_string(f.outputs().size()) + " outputs; PostOnStream passes " +
+                      std::to_string(p->inputs.size()) + " and " + std::to_string(p->outputs.size()));
+        std::vector<at::Tensor> ins, touched;
+        for (const TensorView* tv : p->inputs) ins.push_back(lookup(tv, "kernel input"));
+        touched = ins;
+        for (const TensorView* tv : p->outputs)
+          if (bound(tv)) touched.push_back(lookup(tv, "kernel output"));
+        waitOverlapping(touched, false);
+        // The kernel: the unit's fusion, op by op, on names local to the unit.
+        std::map<int, at::Tensor> local;
+        for (size_t i = 0; i < ins.size(); ++i) local[f.inputs()[i]->name()] = ins[i];
+        OpContext ctx{&scalars_, false, std::nullopt};
+        for (const Expr* e : f.exprs()) {
+          std::vector<at::Tensor> eins;
+          for (const TensorView* tv : e->inputs()) {
+            auto it = local.find(tv->name());
+            if (it == local.end())
+              throw Error("HostUnit" + std::to_string(p->hostUnit) + ": " + tv->nameStr() + " is used before it is computed");
+            eins.push_back(it->second);
+          }
+          local[e->output()->name()] = evalOp(*e, eins, at::Tensor(), ctx);
+        }
+        for (size_t i = 0; i < p->outputs.size(); ++i) {
+          auto it = local.find(f.outputs()[i]->name());
+          if (it == local.end())
+            throw Error("HostUnit" + std::to_string(p->hostUnit) + " never computes its output " +
+                        f.outputs()[i]->nameStr());
+          const TensorView* otv = p->outputs[i];
+          if (bound(otv)) {
+            writeInto(lookup(otv, "kernel output"), it->second, otv->nameStr());
+          } else {
+            // A kernel writes a fresh buffer (never a view of its inputs).
+            at::Tensor fresh_out = at::empty(it->second.sizes(), it->second.options().dtype(toScalarType(otv->dtype())));
+            fresh_out.copy_(it->second);
+            env_[otv->name()] = fresh_out;
+          }
+        }
+        break;
+      }
+      case StmtKind::kCommunication:
+        postCommunication(*s.as<Communication>(), loop_depth);
+        break;
+      case StmtKind::kP2PCommunication:
+        postP2P(*s.as<P2PCommunication>());
+        break;
+      case StmtKind::kStartCoalescing:
+        comm_.startCoalescing();
+        break;
+      case StmtKind::kEndCoalescing: {
+        const auto* e = s.as<EndCoalescing>();
+        WorkPtr w = comm_.endCoalescing();
+        works_[e->id] = w;
+        pending_.push_back(Pending{e->id, w, {}, false});
+        break;
+      }
+      case StmtKind::kWait:
+        waitFor(s.as<Wait>()->id);
+        break;
+      case StmtKind::kForLoop:
+      case StmtKind::kIfThenElse:
+        break;
+    }
+  } catch (const Error& e) {
+    throw Error(where(s) + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw Error(where(s) + ": " + firstLine(e.what()));
+  }
+}
+
+}  // namespace braid::exec
+
+#endif  // BRAID_WITH_TORCH

@@ -1,0 +1,83 @@
+// Evaluator: runs a host program on one rank over at::Tensor buffers, with a Communicator for its
+// collectives (docs/EXEC.md). It follows DESIGN.md and HOSTIR.md (nvFuser's HostIrEvaluator):
+// - inputs (and aliased outputs) are bound by name; symbolic extents are inferred from them;
+// - legacy ALLOCATE allocates only when the tensor is unbound, the newer form always does;
+//   fresh buffers are poisoned with NaN (unless zero_init) so a region nobody wrote shows up;
+// - HirAliasSelect / ShardByStream bind views; Set / Set.Permute bind a view of their input when
+//   the output is unbound and copy into it otherwise; other ops write into a bound output;
+// - PostOnStream runs its HostUnit's fusion op by op;
+// - Communications are posted asynchronously; `Wait` waits; an op that touches a buffer region
+//   of a pending transfer waits for it first (so CPU results never depend on stream timing);
+// - streams, events and Synchronize have no effect on CPU: every op runs on the host thread in
+//   program order (which is one valid schedule of the program's stream semantics).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "exec/communicator.h"
+#include "ir/host_ir.h"
+
+namespace braid::exec {
+
+struct EvalOptions {
+  int64_t numberOfStreams = 4;
+  Bindings bindings;        // user-bound symbols (i0=...)
+  bool poison = true;       // fill fresh, non-zero-init buffers with NaN (ints: a sentinel)
+  // Called before every statement with the running count of executed statements (fault
+  // injection, progress). May throw.
+  std::function<void(const Stmt&, int64_t)> onStatement;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const HostProgram& program, Communicator& comm, EvalOptions options = {});
+
+  // Runs the program once. `inputs` follow program.inputs() (this rank's local buffers).
+  // Returns this rank's outputs, in program.outputs() order. Throws braid::Error with the
+  // statement's location on any failure.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs);
+
+  // The symbols bound at the end of the last run (inputs' inferred extents included).
+  const Bindings& scalars() const { return scalars_; }
+  // "file:line: Wait" for the statement being executed (for watchdogs), "" when idle.
+  std::string currentStatement() const;
+
+ private:
+  struct Pending {
+    int id;
+    WorkPtr work;
+    std::vector<std::pair<uintptr_t, uintptr_t>> regions;
+    bool collective;
+  };
+
+  void runScope(const Scope& scope, int loop_depth);
+  void exec(const Stmt& s, int loop_depth);
+  void bindInputs(const std::vector<at::Tensor>& inputs);
+  at::Tensor& lookup(const TensorView* tv, const char* role);
+  bool bound(const TensorView* tv) const;
+  at::Tensor allocate(const TensorView& tv, bool zero, int loop_depth);
+  void postCommunication(const Communication& c, int loop_depth);
+  void postP2P(const P2PCommunication& c);
+  void waitFor(int id);
+  void waitOverlapping(const std::vector<at::Tensor>& ts, bool collectives_only);
+  void record(int id, WorkPtr w, const std::vector<at::Tensor>& ts, bool collective);
+  int64_t eval(const Scalar& s) const;
+
+  const HostProgram& program_;
+  Communicator& comm_;
+  EvalOptions options_;
+  Bindings scalars_;
+  std::map<int, at::Tensor> env_;  // by tensor name (T<n>): the IR is not SSA, binds overwrite
+  std::map<int, WorkPtr> works_;
+  std::vector<Pending> pending_;
+  int64_t executed_ = 0;
+  std::atomic<const Stmt*> current_{nullptr};
+};
+
+}  // namespace braid::exec

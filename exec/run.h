@@ -1,0 +1,44 @@
+// `braid run`: execute a host program (a file, or a catalog workload lowered on the fly) on CPU
+// ranks with Gloo collectives, gather the outputs and check them against the unlowered fusion
+// evaluated in float64 (docs/EXEC.md). This header has no libtorch types, so the CLI builds
+// everywhere; without libtorch runCommand reports "braid was built without libtorch".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/scalar.h"
+#include "passes/workload.h"
+
+namespace braid::exec {
+
+struct RunConfig {
+  std::string target;              // a host IR file, or a workload name (braid lower --list)
+  std::string backend = "cpu";
+  int64_t ranks = 0;               // 0: the workload's --devices (or 1); ignored under torchrun/mpirun
+  WorkloadParams params;           // workload sizes and lowering options (as `braid lower`)
+  bool devicesSet = false;         // --devices given
+  std::optional<int64_t> streams;  // numberOfStreams (files: default 4; workloads: their S)
+  uint64_t seed = 0;
+  bool check = true;
+  double timeoutSec = 60;
+  Bindings bindings;               // --bind i0=8
+  std::string referenceWorkload;   // --reference NAME: check a FILE against this workload's fusion
+  std::vector<std::pair<std::string, std::string>> inputFiles;  // --input T0=path.npy (full tensors)
+  std::string saveOutputs;         // --save-outputs DIR: rank 0 writes the gathered outputs as .npy
+  std::optional<double> tolerance; // --tol: overrides the per-dtype tolerance
+  bool verbose = false;
+};
+
+// Runs `braid run` and returns the exit code: 0 all outputs match (or --no-check), 1 a mismatch
+// or a timeout, 2 bad input, 3 an internal failure. Prints the summary on stdout (rank 0).
+int runCommand(const RunConfig& config);
+
+// True when this build can execute programs (libtorch present).
+bool execAvailable();
+// True when this build can run more than one CPU rank (Gloo present).
+bool execHasGloo();
+
+}  // namespace braid::exec

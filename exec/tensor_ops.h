@@ -1,0 +1,67 @@
+// Fusion ops on ATen tensors: the host-evaluated ops of a host program, the ops of a HostUnit's
+// kernel, and the unlowered reference (the same code in float64 on full tensors).
+//
+// Shapes follow docs/HOSTIR.md: a tensor's buffer holds its non-reduction axes in order; on a
+// rank a device-parallel axis has size 1 and a broadcast axis size 1. In `full` mode (the
+// reference) device-parallel axes keep their extent. Where an op and a printed domain disagree,
+// the op decides.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "ir/fusion.h"
+#include "ir/scalar.h"
+
+namespace braid::exec {
+
+at::ScalarType toScalarType(DataType t);
+
+// The domain a tensor's buffer is laid out in (reductions included): the allocation domain when
+// set; else the loop domain when it is made of untransformed axes (always so for parsed programs);
+// else the logical domain.
+std::vector<IterDomain*> bufferDomain(const TensorView& tv);
+
+struct ShapeContext {
+  const Bindings* bindings = nullptr;
+  bool full = false;           // device-parallel axes at full extent (the reference)
+  bool streamAxisChunk = false;  // Stream axes have size 1 (allocated per iteration of a stream loop)
+  bool logical = false;          // use the logical domain (the unlowered fusion's tensors)
+};
+
+// The buffer shape of `tv` (see above). Throws Error naming the tensor and the unbound symbol.
+std::vector<int64_t> bufferShape(const TensorView& tv, const ShapeContext& ctx);
+
+// Binds the free symbols that tv's extents name (`i0`, `ceilDiv(i0, c)`, `i0 / c`) from a
+// shape of its buffer axes (`full`: device-parallel axes at full extent; otherwise they are
+// skipped). Symbols already bound are kept.
+void inferSymbols(const TensorView& tv, at::IntArrayRef shape, bool full, Bindings& b);
+
+struct OpContext {
+  const Bindings* bindings = nullptr;
+  bool full = false;  // reference mode: full tensors
+  // Computes and stores everything in this type (the reference: kDouble); otherwise each op
+  // computes in float32 for 16-bit floats and in the output's type else.
+  std::optional<at::ScalarType> forceType;
+};
+
+// Evaluates `op` on `inputs` (in op->inputs() order). When `out` is defined the result is
+// written into it (`*_out` where the shapes agree, a copy otherwise) and `out` is returned;
+// otherwise the result is a new tensor, or for Set / Set.Permute a view of the input.
+at::Tensor evalOp(const Expr& op, const std::vector<at::Tensor>& inputs, const at::Tensor& out,
+                  const OpContext& ctx);
+
+// Copies `value` into `out`: same shape, or same element count (row-major), or broadcastable.
+// Throws Error naming `what` otherwise.
+void writeInto(const at::Tensor& out, const at::Tensor& value, const std::string& what);
+
+// Runs a whole fusion op by op. `inputs` follow fusion.inputs(); returns fusion.outputs().
+std::vector<at::Tensor> evalFusion(const Fusion& fusion, const std::vector<at::Tensor>& inputs,
+                                   const OpContext& ctx);
+
+// "[2, 3, 4]".
+std::string shapeStr(at::IntArrayRef sizes);
+
+}  // namespace braid::exec

@@ -1,0 +1,231 @@
+// `braid run` end to end: the CLI launches its own rank processes, checks the numbers, reports a
+// broken program, and stops when a rank fails or hangs.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "exec/run.h"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+  double seconds = 0;
+};
+
+Result braid(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + (env.empty() ? "" : " ") + BRAID_CLI_PATH + std::string(" ") + args + " 2>&1";
+  auto start = std::chrono::steady_clock::now();
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::string tempFile(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / ("braid_cli_run_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kSmall = "--m 16 --k 8 --n 8 --streams 2";
+
+#ifndef BRAID_WITH_TORCH
+TEST(CliRun, SaysItWasBuiltWithoutLibtorch) {
+  Result r = braid("run allgather --ranks 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("braid was built without libtorch"), std::string::npos) << r.out;
+}
+}  // namespace
+#else
+// Multi-rank tests need Gloo (absent from PyTorch wheels: the GPU machines use NCCL instead).
+#define NEED_GLOO() \
+  if (!braid::exec::execHasGloo()) GTEST_SKIP() << "built without Gloo"
+
+TEST(CliRun, WorkloadOnTwoRanksMatchesTheReference) {
+  NEED_GLOO();
+  Result r = braid(std::string("run allreduce --backend cpu --ranks 2 ") + kSmall);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("on 2 ranks [gloo]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all 1 of 1 outputs match the float64 reference"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, OneRankRunsInProcess) {
+  Result r = braid(std::string("run mlp --ranks 1 ") + kSmall + " --seed 3");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("[self]"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, LoweredFileCheckedAgainstItsWorkloadAndABrokenOneIsCaught) {
+  NEED_GLOO();
+  Result lowered = braid(std::string("lower allreduce --devices 2 ") + kSmall);
+  ASSERT_EQ(lowered.code, 0) << lowered.out;
+  std::string good = tempFile("allreduce.hir", lowered.out);
+  Result ok = braid("run " + good + " --ranks 2 --reference allreduce " + kSmall);
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("outputs match"), std::string::npos) << ok.out;
+
+  // Every chunk's result lands in chunk 0: chunk 1 is never written.
+  std::string text = lowered.out;
+  const std::string from = "index = StreamIdx )\n    Communication";
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << text;
+  // The output slice is the second HirAliasSelect of the loop body, just before the Communication.
+  text.replace(at, std::string("index = StreamIdx").size(), "index = 0");
+  std::string bad = tempFile("allreduce_bad.hir", text);
+  Result r = braid("run " + bad + " --ranks 2 --reference allreduce " + kSmall);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst at ["), std::string::npos) << r.out;
+}
+
+TEST(CliRun, NvFuserDumpCheckedAgainstTheMatchingWorkload) {
+  NEED_GLOO();
+  // nvFuser's P2P allgather + matmul pipeline has the layout of ag_matmul --pipeline p2p; its
+  // symbols (i0, i2, i3) follow from the workload's sizes.
+  std::string file = std::string(BRAID_SOURCE_DIR) + "/examples/ag_p2p_matmul_4ranks.hir";
+  Result r = braid("run " + file + " --reference ag_matmul --pipeline p2p --m 16 --k 8 --n 4");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("on 4 ranks [gloo]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all 1 of 1 outputs match"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, FileWithoutReferencePrintsChecksums) {
+  std::string file = std::string(BRAID_SOURCE_DIR) + "/examples/stream_set_serialized.hir";
+  Result r = braid("run " + file + " --bind i0=4 --bind i2=8");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("abs sum"), std::string::npos) << r.out;
+  // Outputs saved as .npy feed a later run as inputs (whose shapes bind i0 and i2).
+  auto dir = std::filesystem::temp_directory_path() / ("braid_cli_npy_" + std::to_string(::getpid()));
+  Result saved = braid("run " + file + " --bind i0=4 --bind i2=8 --seed 9 --save-outputs " + (dir / "a").string());
+  ASSERT_EQ(saved.code, 0) << saved.out;
+  Result again = braid("run " + file + " --input T0=" + (dir / "a" / "T1.npy").string() + " --save-outputs " +
+                       (dir / "b").string());
+  ASSERT_EQ(again.code, 0) << again.out;
+  std::ifstream fa(dir / "a" / "T1.npy", std::ios::binary), fb(dir / "b" / "T1.npy", std::ios::binary);
+  std::string a((std::istreambuf_iterator<char>(fa)), {}), b((std::istreambuf_iterator<char>(fb)), {});
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  std::filesystem::remove_all(dir);
+  Result unbound = braid("run " + std::string(BRAID_TEST_DATA_DIR) + "/exec/data/legacy_allocate_reuses_slice.hir");
+  EXPECT_EQ(unbound.code, 2) << unbound.out;
+  EXPECT_NE(unbound.out.find("--bind"), std::string::npos) << unbound.out;
+}
+
+TEST(CliRun, FailingRankStopsEveryone) {
+  NEED_GLOO();
+  Result r = braid(std::string("run allreduce --ranks 3 --timeout 30 ") + "--m 24 --k 8 --n 8 --streams 2",
+                   "BRAID_EXEC_FAULT=1:throw:2");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rank 1 failed first"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("injected fault"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
+TEST(CliRun, DeadRankStopsEveryone) {
+  NEED_GLOO();
+  Result r = braid(std::string("run ag_matmul --pipeline p2p --ranks 3 --timeout 30 ") + "--m 24 --k 8 --n 8 --streams 2",
+                   "BRAID_EXEC_FAULT=2:exit:3");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rank 2 failed first (exit code 17)"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
+TEST(CliRun, HangingRankIsStoppedByTheTimeout) {
+  NEED_GLOO();
+  Result r = braid(std::string("run allgather --ranks 2 --timeout 3 ") + kSmall, "BRAID_EXEC_FAULT=1:hang:2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("timed out after 3 s"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 15) << r.out;
+}
+
+TEST(CliRun, BadInputIsExitCode2) {
+  EXPECT_EQ(braid("run no_such_workload --ranks 1").code, 2);
+  EXPECT_EQ(braid("run allgather --ranks 2 --devices 4").code, 2);
+  EXPECT_EQ(braid("run allgather --backend cuda").code, 2);
+  EXPECT_EQ(braid("run allgather --ranks 2 --m 7").code, 2);
+}
+
+}  // namespace
+
+namespace {
+
+int freePort() {
+  // A port the kernel considers free right now (as the braid launcher picks one).
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The same binary as one rank of a job started by another launcher: two processes started by
+// hand with torchrun's (or OpenMPI's) environment, rank 0 serving the store.
+Result launchByHand(const std::string& rank_env0, const std::string& rank_env1, const std::string& args) {
+  std::string cli = BRAID_CLI_PATH;
+  std::string cmd = "( " + rank_env0 + " " + cli + " " + args + " > /tmp/braid_hand_0_" + std::to_string(::getpid()) +
+                    ".txt 2>&1 & " + rank_env1 + " " + cli + " " + args + " > /tmp/braid_hand_1_" +
+                    std::to_string(::getpid()) + ".txt 2>&1; r1=$?; wait $!; r0=$?; cat /tmp/braid_hand_0_" +
+                    std::to_string(::getpid()) + ".txt /tmp/braid_hand_1_" + std::to_string(::getpid()) +
+                    ".txt; exit $((r0 + r1)) )";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
+}
+
+TEST(CliRun, RunsAsARankUnderTorchrunEnvironment) {
+  NEED_GLOO();
+  std::string port = std::to_string(freePort());
+  std::string common = "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+                       " TORCHELASTIC_RUN_ID=test" + port;
+  Result r = launchByHand("RANK=0 LOCAL_RANK=0 " + common, "RANK=1 LOCAL_RANK=1 " + common,
+                          "run allreduce --timeout 30 --m 16 --k 8 --n 8 --streams 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("on 2 ranks [gloo]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, RunsAsARankUnderOpenMpiEnvironment) {
+  NEED_GLOO();
+  std::string port = std::to_string(freePort());
+  std::string common = "OMPI_COMM_WORLD_SIZE=2 MASTER_PORT=" + port;
+  Result r = launchByHand("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_LOCAL_RANK=0 " + common,
+                          "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=1 " + common,
+                          "run reduce_scatter --timeout 30 --m 16 --k 8 --n 8 --streams 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+#endif  // BRAID_WITH_TORCH

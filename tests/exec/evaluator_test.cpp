@@ -1,0 +1,180 @@
+// The evaluator on one rank: HOSTIR.md's view/copy and ALLOCATE rules, host ops, HostUnits,
+// loops, aliases, and every example file that runs on one rank.
+#ifdef BRAID_WITH_TORCH  // exec has no evaluator without libtorch (see cli_run_test.cpp)
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "exec/communicator.h"
+#include "exec/evaluator.h"
+#include "exec/reference.h"
+#include "exec/tensor_ops.h"
+#include "ir/error.h"
+#include "ir/host_ir_text.h"
+
+namespace braid::exec {
+namespace {
+
+std::string dataPath(const std::string& name) { return std::string(BRAID_TEST_DATA_DIR) + "/exec/data/" + name; }
+std::string examplePath(const std::string& name) { return std::string(BRAID_SOURCE_DIR) + "/examples/" + name; }
+
+at::Tensor iota(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return at::arange(n, at::TensorOptions().dtype(at::kFloat)).reshape(shape);
+}
+
+std::vector<at::Tensor> runOne(const HostProgram& p, const std::vector<at::Tensor>& inputs, Bindings b = {}) {
+  auto comm = makeSelfCommunicator();
+  EvalOptions o;
+  o.bindings = std::move(b);
+  Evaluator ev(p, *comm, o);
+  return ev.run(inputs);
+}
+
+TEST(Evaluator, SetToUnboundOutputIsAViewToAllocatedOutputACopy) {
+  HostProgram p = parseHostProgramFile(dataPath("view_vs_copy.hir"));
+  at::Tensor in = iota({3, 4});
+  auto outs = runOne(p, {in});
+  ASSERT_EQ(outs.size(), 4u);
+  // T1 = Set(T0), T1 unbound: a view of the input.
+  EXPECT_TRUE(outs[0].is_alias_of(in));
+  // T2 allocated first: a copy.
+  EXPECT_FALSE(outs[1].is_alias_of(in));
+  EXPECT_TRUE(at::equal(outs[1], in));
+  // Set.Permute to an unbound output: a permuted (non-contiguous) view.
+  EXPECT_TRUE(outs[2].is_alias_of(in));
+  EXPECT_FALSE(outs[2].is_contiguous());
+  EXPECT_TRUE(at::equal(outs[2], in.t()));
+  // Set.Permute into an allocated output: a contiguous copy.
+  EXPECT_FALSE(outs[3].is_alias_of(in));
+  EXPECT_TRUE(outs[3].is_contiguous());
+  EXPECT_TRUE(at::equal(outs[3], in.t()));
+}
+
+TEST(Evaluator, LegacyAllocateAfterAliasSelectWritesIntoTheSlice) {
+  HostProgram p = parseHostProgramFile(dataPath("legacy_allocate_reuses_slice.hir"));
+  at::Tensor in = iota({4, 3});
+  auto outs = runOne(p, {in});
+  EXPECT_TRUE(at::equal(outs[0], in + in));
+}
+
+TEST(Evaluator, NewAllocateAlwaysRebinds) {
+  // The newer ALLOCATE rebinds T3 to a fresh buffer, so the adds never reach T1 (zero_init).
+  HostProgram p = parseHostProgramFile(dataPath("new_allocate_rebinds.hir"));
+  at::Tensor in = iota({4, 3}) + 1;
+  auto outs = runOne(p, {in});
+  EXPECT_TRUE(at::equal(outs[0], at::zeros({4, 3})));
+}
+
+TEST(Evaluator, ExtentsAreInferredFromInputs) {
+  HostProgram p = parseHostProgramFile(examplePath("stream_set_serialized.hir"));
+  auto comm = makeSelfCommunicator();
+  Evaluator ev(p, *comm);
+  at::Tensor in = iota({5, 7});
+  auto outs = ev.run({in});
+  EXPECT_TRUE(at::equal(outs[0], in));
+  EXPECT_EQ(ev.scalars().at("i0"), 5);
+  EXPECT_EQ(ev.scalars().at("i2"), 7);
+}
+
+TEST(Evaluator, SeparateSyncLoopGivesTheSameResult) {
+  HostProgram p = parseHostProgramFile(examplePath("stream_set_sync_loop.hir"));
+  at::Tensor in = iota({6, 2});
+  EXPECT_TRUE(at::equal(runOne(p, {in})[0], in));
+}
+
+TEST(Evaluator, PostOnStreamRunsTheHostUnitOpByOp) {
+  HostProgram p = parseHostProgramFile(examplePath("hostunit_broadcast_relu.hir"));
+  at::Tensor in = iota({4, 5}) - 9;
+  auto outs = runOne(p, {in});
+  EXPECT_TRUE(at::equal(outs[0], at::relu(in).unsqueeze(1)));
+}
+
+TEST(Evaluator, AliasedOutputIsWrittenInPlace) {
+  HostProgram p = parseHostProgramFile(examplePath("stream_inplace_square_alias.hir"));
+  at::Tensor in = iota({3, 4});
+  at::Tensor expect = in * in;
+  auto outs = runOne(p, {in});
+  EXPECT_TRUE(at::equal(outs[0], expect));
+  EXPECT_TRUE(outs[0].is_alias_of(in));
+}
+
+TEST(Evaluator, ModernDialectWithShardByStream) {
+  HostProgram p = parseHostProgramFile(examplePath("stream_add_gelu_modern.hir"));
+  std::vector<at::Tensor> inputs;
+  for (const TensorView* tv : p.inputs()) {
+    Bindings b{{"i0", 8}, {"i2", 3}};
+    inputs.push_back(randomInput(bufferShape(*tv, ShapeContext{&b, false, false}), 1, tv->name()).to(at::kFloat));
+  }
+  auto outs = runOne(p, inputs, {{"i0", 8}, {"i2", 3}});
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_FALSE(outs[0].isnan().any().item<bool>()) << "some chunk of the output was never written";
+}
+
+TEST(Evaluator, TransposeAndSumExample) {
+  HostProgram p = parseHostProgramFile(examplePath("stream_transpose_sum.hir"));
+  std::vector<at::Tensor> inputs;
+  Bindings b{{"i0", 4}, {"i2", 8}, {"i3", 3}};
+  for (const TensorView* tv : p.inputs())
+    inputs.push_back(randomInput(bufferShape(*tv, ShapeContext{&b, false, false}), 2, tv->name()).to(at::kFloat));
+  auto outs = runOne(p, inputs, b);
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_TRUE(at::equal(outs[0], inputs[0].transpose(1, 2)));
+  EXPECT_TRUE(at::allclose(outs[1], outs[0].sum(2)));
+}
+
+TEST(Evaluator, UnboundTensorIsAnErrorWithTheLocation) {
+  HostProgram p = parseHostProgram(R"(%HostIrContainer { (T0_g_float[iS0{4}]) -> (T1_g_float[iS1{4}]) :
+  T1_g_float[iS1{4}]
+     = T2_g_float[iS2{4}]
+     + T0_g_float[iS0{4}];
+} // %HostIrContainer
+)",
+                                   "bad.hir");
+  try {
+    runOne(p, {iota({4})});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("bad.hir:2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("T2"), std::string::npos) << msg;
+  }
+}
+
+TEST(Evaluator, WrongInputShapeIsAnError) {
+  HostProgram p = parseHostProgram(R"(%HostIrContainer { (T0_g_float[iS0{4}, iS1{3}]) -> (T0_g_float[iS0{4}, iS1{3}]) :
+} // %HostIrContainer
+)");
+  EXPECT_THROW(runOne(p, {iota({4, 5})}), Error);
+}
+
+TEST(Evaluator, UnboundSymbolNamesTheBindFlag) {
+  HostProgram p = parseHostProgram(R"(%HostIrContainer { (T0_g_float[iS0{4}]) -> (T1_g_float[iS1{i5}]) :
+  T1_g_float[iS1{i5}] = ALLOCATE(buffer=T1_g_float[iS1{i5}], mem_type=global, size=i5, zero_init=false, resets_to_zero=false)
+} // %HostIrContainer
+)");
+  try {
+    runOne(p, {iota({4})});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--bind i5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Evaluator, CommunicationOnOneRankNeedsMoreRanks) {
+  HostProgram p = parseHostProgramFile(dataPath("collectives_4ranks.hir"));
+  at::Tensor in = iota({1, 8});
+  try {
+    runOne(p, {in});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--ranks 4"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace braid::exec
+
+#endif  // BRAID_WITH_TORCH

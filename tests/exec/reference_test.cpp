@@ -1,0 +1,139 @@
+// Reference pieces: slicing and gathering of full tensors, comparison messages, .npy files, and
+// every catalog workload on one rank (in process).
+#ifdef BRAID_WITH_TORCH  // exec has no evaluator without libtorch (see cli_run_test.cpp)
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "exec/check.h"
+#include "exec/reference.h"
+#include "exec/tensor_ops.h"
+#include "ir/error.h"
+#include "ir/ops.h"
+#include "passes/lower.h"
+#include "passes/workload.h"
+
+namespace braid::exec {
+namespace {
+
+TEST(Reference, SliceAndAssembleRoundTrip) {
+  Fusion f;
+  TensorView* tv = f.makeTensor({3, 4, 5});
+  tv->setDeviceMesh(DeviceMesh::range(4));
+  tv->parallelize(1, ParallelType::kDIDx);
+  at::Tensor full = randomInput({3, 4, 5}, 7, 0);
+  std::vector<at::Tensor> locals;
+  for (int64_t r = 0; r < 4; ++r) {
+    at::Tensor l = sliceForRank(full, *tv, r, at::kDouble);
+    EXPECT_EQ(l.sizes().vec(), (std::vector<int64_t>{3, 1, 5}));
+    EXPECT_TRUE(at::equal(l, full.narrow(1, r, 1)));
+    locals.push_back(l);
+  }
+  std::string mismatch;
+  at::Tensor back = assembleFull(locals, *tv, {3, 4, 5}, &mismatch);
+  EXPECT_TRUE(mismatch.empty());
+  EXPECT_TRUE(at::equal(back, full));
+}
+
+TEST(Reference, ReplicatedOutputsMustAgree) {
+  Fusion f;
+  TensorView* tv = f.makeTensor({2, 2});
+  at::Tensor a = at::ones({2, 2}, at::kDouble);
+  std::string mismatch;
+  assembleFull({a, a.clone()}, *tv, {2, 2}, &mismatch);
+  EXPECT_TRUE(mismatch.empty());
+  assembleFull({a, a * 2}, *tv, {2, 2}, &mismatch);
+  EXPECT_NE(mismatch.find("rank 1"), std::string::npos) << mismatch;
+}
+
+TEST(Reference, InputsAreSmallIntegersAndDeterministic) {
+  at::Tensor a = randomInput({64}, 3, 1);
+  EXPECT_TRUE(at::equal(a, randomInput({64}, 3, 1)));
+  EXPECT_FALSE(at::equal(a, randomInput({64}, 4, 1)));
+  EXPECT_TRUE(at::equal(a, a.round()));
+  EXPECT_LE(a.abs().max().item<double>(), 2);
+}
+
+TEST(Reference, CompareSaysWhereAndByHowMuch) {
+  at::Tensor want = at::zeros({2, 3}, at::kDouble);
+  at::Tensor got = want.clone();
+  got[1][2] = 0.5;
+  Comparison c = compare(got, want, 1e-5);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.bad, 1);
+  EXPECT_EQ(c.worst, (std::vector<int64_t>{1, 2}));
+  std::string d = describe(c);
+  EXPECT_NE(d.find("[1, 2]"), std::string::npos) << d;
+  EXPECT_NE(d.find("got 0.5"), std::string::npos) << d;
+  // A never-written (NaN) element is a mismatch too.
+  got[1][2] = std::nan("");
+  EXPECT_FALSE(compare(got, want, 1e-5).ok);
+  EXPECT_TRUE(compare(want, want, 0).ok);
+  EXPECT_FALSE(compare(at::zeros({3}), want, 1).ok);
+}
+
+TEST(Reference, NpyRoundTrip) {
+  auto dir = std::filesystem::temp_directory_path() / ("braid_npy_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  at::Tensor t = randomInput({2, 3, 4}, 1, 0).to(at::kFloat);
+  saveNpy((dir / "t.npy").string(), t);
+  at::Tensor back = loadNpy((dir / "t.npy").string());
+  EXPECT_TRUE(at::equal(back, t));
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(loadNpy("/nonexistent/x.npy"), Error);
+}
+
+TEST(TensorOps, LinearSqueezesAShardedWeightAxis) {
+  // W printed as [n, DIDx{D}, k/D] (nvFuser's row-parallel dump): locally [n, 1, k/D].
+  Fusion f;
+  TensorView* x = f.makeTensor({2, 3});
+  TensorView* w = f.makeTensor({5, 4, 3});
+  w->parallelize(1, ParallelType::kDIDx);
+  TensorView* y = f.makeTensor({2, 5});
+  Expr* e = f.newExpr(OpType::kLinear, {x, w}, {y});
+  at::Tensor xt = randomInput({2, 3}, 1, 0).to(at::kFloat);
+  at::Tensor wt = randomInput({5, 1, 3}, 1, 1).to(at::kFloat);
+  Bindings b;
+  at::Tensor r = evalOp(*e, {xt, wt}, at::Tensor(), OpContext{&b, false, std::nullopt});
+  EXPECT_TRUE(at::allclose(r, at::matmul(xt, wt.squeeze(1).t())));
+}
+
+TEST(TensorOps, MatmulWritesIntoAPreallocatedOutput) {
+  Fusion f;
+  TensorView* a = f.makeTensor({2, 3});
+  TensorView* bb = f.makeTensor({3, 4});
+  TensorView* c = matmul(a, bb);
+  at::Tensor at_a = randomInput({2, 3}, 1, 0).to(at::kFloat), at_b = randomInput({3, 4}, 1, 1).to(at::kFloat);
+  at::Tensor out = at::full({2, 4}, 7.0, at::kFloat);
+  Bindings b;
+  at::Tensor r = evalOp(*c->definition(), {at_a, at_b}, out, OpContext{&b, false, std::nullopt});
+  EXPECT_TRUE(r.is_same(out));
+  EXPECT_TRUE(at::allclose(out, at::matmul(at_a, at_b)));
+}
+
+// Every catalog workload, lowered for one device, matches its reference in process.
+TEST(Reference, EveryWorkloadOnOneRank) {
+  auto comm = makeSelfCommunicator();
+  for (const auto& info : workloadCatalog()) {
+    for (int64_t s : {1, 3}) {
+      WorkloadParams p;
+      p.devices = 1;
+      p.streams = s;
+      p.m = 6 * s;
+      p.k = 4;
+      p.n = 5;
+      Workload w = makeWorkload(info.name, p);
+      HostProgram prog = lower(*w.fusion, w.params.lowering, 1);
+      CheckOptions o;
+      o.numberOfStreams = s;
+      CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+      EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << "\n" << r.report;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace braid::exec
+
+#endif  // BRAID_WITH_TORCH
