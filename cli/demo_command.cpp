@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
 #include "passes/workload.h"
@@ -18,13 +19,20 @@ namespace {
 struct DemoArgs {
   std::string workload = "ag_matmul";
   std::string outDir = "braid-demo";
-  int64_t devices = 8;
-  int64_t streams = 4;
-  int64_t m = 8192;
-  int64_t k = 1024;
-  int64_t n = 1024;
-  std::string protocol = "A";
+  WorkloadFlags flags;
 };
+
+// The built-in default: allgather + matmul over 8 ranks, 4 chunks on 4 streams, protocol A.
+WorkloadParams demoDefaults() {
+  WorkloadParams p;
+  p.devices = 8;
+  p.streams = 4;
+  p.lowering.streams = 4;
+  p.m = 8192;
+  p.k = 1024;
+  p.n = 1024;
+  return p;
+}
 
 void writeFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path);
@@ -33,22 +41,15 @@ void writeFile(const std::filesystem::path& path, const std::string& text) {
 }
 
 int runDemo(const DemoArgs& a) {
-  WorkloadParams params;
-  params.devices = a.devices;
-  params.streams = a.streams;
-  params.m = a.m;
-  params.k = a.k;
-  params.n = a.n;
-  params.lowering.streams = a.streams;
-  params.lowering.protocol = a.protocol == "B" ? StreamProtocol::kInLoopSync : StreamProtocol::kSeparateSyncLoop;
-  Workload w = makeWorkload(a.workload, params);
+  Workload w = makeWorkload(a.workload, applyWorkloadFlags(a.flags, demoDefaults()));
+  const WorkloadParams& p = w.params;
   HostProgram program = lower(*w.fusion, w.params.lowering, w.params.devices);
   std::string text = print(program);
   program = parseHostProgram(text, a.workload + ".hir");  // findings point at the written file
 
   verify::VerifyOptions vo;
-  vo.ranks = a.devices;
-  vo.streams = a.streams;
+  vo.ranks = p.devices;
+  vo.streams = p.lowering.streams;
   verify::VerifyResult result = verify::verifyProgram(program, vo);
   result.program = a.workload + ".hir";
 
@@ -57,8 +58,9 @@ int runDemo(const DemoArgs& a) {
   writeFile(dir / (a.workload + ".hir"), text);
   writeFile(dir / "verify.json", verify::formatJson(result) + "\n");
 
-  std::cout << "== " << a.workload << ": " << a.devices << " ranks, " << a.streams << " streams, m=" << a.m
-            << " k=" << a.k << " n=" << a.n << ", protocol " << a.protocol << "\n\n"
+  std::cout << "== " << a.workload << ": " << p.devices << " ranks, " << p.lowering.streams << " streams, m=" << p.m
+            << " k=" << p.k << " n=" << p.n << ", protocol " << streamProtocolName(p.lowering.protocol) << ", "
+            << pipelineKindName(p.lowering.pipeline) << " pipeline\n\n"
             << text << "\n"
             << verify::formatReport(result) << "\n"
             << "wrote " << (dir / (a.workload + ".hir")).string() << " and " << (dir / "verify.json").string()
@@ -72,16 +74,7 @@ BRAID_REGISTER_COMMAND(Command{
       auto a = std::make_shared<DemoArgs>();
       sub.add_option("--workload", a->workload, "catalog workload")->capture_default_str();
       sub.add_option("--out", a->outDir, "folder for the program and reports")->capture_default_str();
-      sub.add_option("--devices", a->devices, "ranks")->capture_default_str()->check(CLI::Range(1, 8192));
-      sub.add_option("--streams", a->streams, "stream-parallel chunks and streams")
-          ->capture_default_str()
-          ->check(CLI::Range(1, 1024));
-      sub.add_option("--m", a->m, "rows")->capture_default_str();
-      sub.add_option("--k", a->k, "contraction")->capture_default_str();
-      sub.add_option("--n", a->n, "columns")->capture_default_str();
-      sub.add_option("--protocol", a->protocol, "stream protocol A or B")
-          ->capture_default_str()
-          ->check(CLI::IsMember({"A", "B"}));
+      addWorkloadFlags(sub, a->flags, demoDefaults());
       return [a] { return runDemo(*a); };
     },
     "lower, verify and report a built-in workload (the main job)"});

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/workload_flags.h"
 #include "exec/run.h"
 #include "ir/error.h"
 
@@ -14,15 +15,9 @@ struct RunArgs {
   exec::RunConfig cfg;
   std::vector<std::string> binds;
   std::vector<std::string> inputs;
-  std::string dtype;
-  std::string protocol;
-  std::string indexing;
-  std::string pipeline;
-  bool ring = false;
+  WorkloadFlags flags;
   bool no_check = false;
   bool check = false;
-  int64_t devices = 0;
-  int64_t streams = 0;
   double tol = -1;
 };
 
@@ -58,60 +53,19 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--reference", c.referenceWorkload, "check a FILE against this workload's fusion");
       sub.add_option("--tol", a->tol, "relative tolerance (default per dtype: float 1e-5, bf16 2e-2)");
       sub.add_flag("--verbose", c.verbose, "print the host program that runs (rank 0)");
-      // Workload size and lowering flags, as `braid lower`.
-      sub.add_option("--devices", a->devices, "workload: ranks in the mesh (default: --ranks)");
-      sub.add_option("--streams", a->streams, "stream-parallel chunks and numberOfStreams");
-      sub.add_option("--m", c.params.m, "workload size m")->default_val(c.params.m);
-      sub.add_option("--k", c.params.k, "workload size k")->default_val(c.params.k);
-      sub.add_option("--n", c.params.n, "workload size n")->default_val(c.params.n);
-      sub.add_option("--dtype", a->dtype, "workload dtype: float, double, __half, __bfloat (also bf16, half)");
-      sub.add_option("--protocol", a->protocol, "stream protocol A (separate sync loop) or B (in-loop sync)");
-      sub.add_option("--indexing", a->indexing, "worker stream keys: modulo or raw");
-      sub.add_option("--pipeline", a->pipeline, "DID->Stream resharding: collective or p2p");
-      sub.add_flag("--ring", a->ring, "ring buffers of numberOfStreams slices for stream-loop intermediates");
+      // Workload size and lowering flags, as `braid lower` (--devices defaults to --ranks).
+      addWorkloadFlags(sub, a->flags, c.params);
       return [a] {
         exec::RunConfig& c = a->cfg;
         if (a->check && a->no_check) throw Error("--check and --no-check contradict each other");
         c.check = !a->no_check;
         if (a->tol >= 0) c.tolerance = a->tol;
-        for (const auto& s : a->binds) {
-          auto [k, v] = splitAssign(s, "--bind");
-          try {
-            c.bindings[k] = std::stoll(v);
-          } catch (const std::exception&) {
-            throw Error("--bind " + s + ": the value is not an integer");
-          }
-        }
+        c.bindings = parseBindings(a->binds);
         for (const auto& s : a->inputs) c.inputFiles.push_back(splitAssign(s, "--input"));
-        if (a->devices > 0) {
-          c.params.devices = a->devices;
-          c.devicesSet = true;
-        }
-        if (a->streams > 0) c.streams = a->streams;
-        if (!a->dtype.empty()) {
-          std::string d = a->dtype == "bf16" || a->dtype == "bfloat16" ? "__bfloat"
-                          : a->dtype == "half" || a->dtype == "fp16" ? "__half"
-                          : a->dtype == "fp32" ? "float" : a->dtype;
-          auto t = parseDataType(d);
-          if (!t) throw Error("--dtype " + a->dtype + " is not a dtype (float, double, __half, __bfloat)");
-          c.params.dtype = *t;
-        }
-        if (!a->protocol.empty()) {
-          if (a->protocol == "A" || a->protocol == "a") c.params.lowering.protocol = StreamProtocol::kSeparateSyncLoop;
-          else if (a->protocol == "B" || a->protocol == "b") c.params.lowering.protocol = StreamProtocol::kInLoopSync;
-          else throw Error("--protocol " + a->protocol + ": expected A or B");
-        }
-        if (!a->indexing.empty()) {
-          if (a->indexing == "modulo") c.params.lowering.indexing = StreamIndexing::kModulo;
-          else if (a->indexing == "raw") c.params.lowering.indexing = StreamIndexing::kRaw;
-          else throw Error("--indexing " + a->indexing + ": expected modulo or raw");
-        }
-        if (!a->pipeline.empty()) {
-          if (a->pipeline == "collective") c.params.lowering.pipeline = PipelineKind::kCollective;
-          else if (a->pipeline == "p2p") c.params.lowering.pipeline = PipelineKind::kP2P;
-          else throw Error("--pipeline " + a->pipeline + ": expected collective or p2p");
-        }
-        if (a->ring) c.params.lowering.ringBuffers = true;
+        const WorkloadFlags& f = a->flags;
+        c.params = applyWorkloadFlags(f, c.params);
+        c.devicesSet = f.has(f.devices);
+        if (f.has(f.streams)) c.streams = f.streams;
         if (c.timeoutSec <= 0) throw Error("--timeout must be positive");
         return exec::runCommand(c);
       };

@@ -1,7 +1,5 @@
 // End-to-end tests of `braid print`: canonical output, --json, --modern, and the exit codes and
 // messages for malformed and missing files.
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/host_ir_text.h"
+#include "tests/support/cli_runner.h"
 
 namespace braid {
 namespace {
@@ -19,34 +18,10 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-struct Result {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CliResult;
+using testing::slurpFile;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `braid <args>` with stdout and stderr captured in files.
-Result braid(const std::string& args) {
-  static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / ("braid_cli_print_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  fs::path out = dir / ("out" + std::to_string(counter));
-  fs::path err = dir / ("err" + std::to_string(counter++));
-  std::string cmd = std::string("'") + BRAID_CLI_PATH + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Result braid(const std::string& args) { return testing::runBraid(args); }
 
 std::string example(const char* name) { return std::string(BRAID_SOURCE_DIR) + "/examples/" + name; }
 
@@ -54,7 +29,7 @@ TEST(CliPrint, CanonicalOutput) {
   // This example is written in the canonical form, so printing gives it back byte for byte.
   Result r = braid("print " + example("stream_set_serialized.hir"));
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out, slurp(example("stream_set_serialized.hir")));
+  EXPECT_EQ(r.out, slurpFile(example("stream_set_serialized.hir")));
   EXPECT_EQ(r.err, "");
 }
 

@@ -1,0 +1,86 @@
+#include "cli/workload_flags.h"
+
+#include "ir/error.h"
+
+namespace braid::cli {
+
+void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) {
+  auto dflt = [](int64_t v) { return " (default " + std::to_string(v) + ")"; };
+  sub.add_option("--devices,-d", f.devices, "workload: ranks in the mesh {0 .. D-1}" + dflt(d.devices));
+  sub.add_option("--streams,-s", f.streams, "stream-parallel chunks and numberOfStreams" + dflt(d.streams));
+  sub.add_option("--m", f.m, "workload size m" + dflt(d.m));
+  sub.add_option("--k", f.k, "workload size k" + dflt(d.k));
+  sub.add_option("--n", f.n, "workload size n" + dflt(d.n));
+  sub.add_option("--dtype", f.dtype, "float, double, half, bf16, int, int64_t (default " +
+                                         std::string(dataTypeName(d.dtype)) + ")");
+  sub.add_option("--protocol", f.protocol, "stream protocol: A (separate sync loop) or B (in-loop sync + join loop)");
+  sub.add_option("--indexing", f.indexing, "worker streams: modulo (i % numberOfStreams) or raw (i)");
+  sub.add_option("--pipeline", f.pipeline, "DID -> Stream pipelines: collective or p2p");
+  sub.add_flag("--ring", f.ring, "allocate stream-loop intermediates as a ring of numberOfStreams slices");
+  sub.add_flag("--no-dealloc", f.noDealloc, "do not insert Deallocate");
+}
+
+WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
+  auto size = [](int64_t v, int64_t& into, const char* flag) {
+    if (v == WorkloadFlags::kUnset) return;
+    if (v <= 0) throw Error(std::string(flag) + " must be positive, got " + std::to_string(v));
+    into = v;
+  };
+  size(f.devices, p.devices, "--devices");
+  size(f.streams, p.streams, "--streams");
+  size(f.m, p.m, "--m");
+  size(f.k, p.k, "--k");
+  size(f.n, p.n, "--n");
+  p.lowering.streams = p.streams;
+  if (!f.dtype.empty()) {
+    auto t = parseDataType(f.dtype == "fp32" ? "float" : f.dtype);
+    if (!t) throw Error("unknown --dtype '" + f.dtype + "' (float, double, half, bf16, int, int64_t)");
+    p.dtype = *t;
+  }
+  if (!f.protocol.empty()) {
+    if (f.protocol == "A" || f.protocol == "a") p.lowering.protocol = StreamProtocol::kSeparateSyncLoop;
+    else if (f.protocol == "B" || f.protocol == "b") p.lowering.protocol = StreamProtocol::kInLoopSync;
+    else throw Error("--protocol must be A or B, got '" + f.protocol + "'");
+  }
+  if (!f.indexing.empty()) {
+    if (f.indexing == "modulo") p.lowering.indexing = StreamIndexing::kModulo;
+    else if (f.indexing == "raw") p.lowering.indexing = StreamIndexing::kRaw;
+    else throw Error("--indexing must be modulo or raw, got '" + f.indexing + "'");
+  }
+  if (!f.pipeline.empty()) {
+    if (f.pipeline == "collective") p.lowering.pipeline = PipelineKind::kCollective;
+    else if (f.pipeline == "p2p") p.lowering.pipeline = PipelineKind::kP2P;
+    else throw Error("--pipeline must be collective or p2p, got '" + f.pipeline + "'");
+  }
+  if (f.ring) p.lowering.ringBuffers = true;
+  if (f.noDealloc) p.lowering.deallocate = false;
+  return p;
+}
+
+Bindings parseBindings(const std::vector<std::string>& binds) {
+  Bindings b;
+  for (const auto& s : binds) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      throw Error("--bind expects NAME=VALUE, got '" + s + "'");
+    std::string name = s.substr(0, eq);
+    std::string value = s.substr(eq + 1);
+    try {
+      size_t used = 0;
+      int64_t v = std::stoll(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+      b[name] = v;
+    } catch (const std::exception&) {
+      throw Error("--bind " + name + ": '" + value + "' is not an integer");
+    }
+  }
+  return b;
+}
+
+bool isWorkloadName(const std::string& name) {
+  for (const auto& w : workloadCatalog())
+    if (w.name == name) return true;
+  return false;
+}
+
+}  // namespace braid::cli

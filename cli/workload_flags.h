@@ -1,0 +1,42 @@
+// The workload flags that `braid lower`, `verify`, `run` and `demo` share (sizes, dtype, stream
+// protocol, indexing, pipeline kind, ring buffers), and `--bind NAME=VALUE` parsing. A flag left
+// unset keeps the command's own default, so each command can pick defaults that suit it.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ir/scalar.h"
+#include "passes/workload.h"
+
+namespace braid::cli {
+
+struct WorkloadFlags {
+  static constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
+  int64_t devices = kUnset;
+  int64_t streams = kUnset;
+  int64_t m = kUnset, k = kUnset, n = kUnset;
+  bool has(int64_t v) const { return v != kUnset; }
+  std::string dtype, protocol, indexing, pipeline;
+  bool ring = false;
+  bool noDealloc = false;
+};
+
+// Adds --devices --streams --m --k --n --dtype --protocol --indexing --pipeline --ring
+// --no-dealloc to `sub`; `defaults` is only shown in the help text.
+void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams& defaults);
+
+// `base` with every flag that was given applied; throws Error for a bad dtype, protocol,
+// indexing or pipeline name, or a non-positive size.
+WorkloadParams applyWorkloadFlags(const WorkloadFlags& flags, WorkloadParams base);
+
+// NAME=VALUE pairs of integers (`--bind i0=8192`); throws Error naming the bad one.
+Bindings parseBindings(const std::vector<std::string>& binds);
+
+// True when `name` is a catalog workload.
+bool isWorkloadName(const std::string& name);
+
+}  // namespace braid::cli
