@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/evaluator.h"
@@ -160,6 +162,45 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
   return p;
 }
 
+// Refuses sizes this machine cannot hold before anything is allocated: every rank keeps the full
+// inputs and outputs in float64 (the reference and the gathered results), and `--ranks N` puts
+// all ranks on this machine. An over-large run would otherwise die deep inside an allocator.
+// Ranks on this machine: torchrun and OpenMPI say so; braid's own launcher starts them all here.
+int64_t localRanks(int64_t world) {
+  for (const char* var : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"})
+    if (const char* v = std::getenv(var); v && *v) return std::max<int64_t>(1, std::atoll(v));
+  return world;
+}
+
+void checkMemoryFits(const HostProgram& program, const Bindings& b, int64_t local_ranks) {
+  double bytes = 0;
+  ShapeContext ctx;
+  ctx.bindings = &b;
+  ctx.full = true;
+  auto add = [&](const std::vector<TensorView*>& tvs) {
+    for (const TensorView* tv : tvs) {
+      double n = 8;  // float64
+      try {
+        for (int64_t e : bufferShape(*tv, ctx)) n *= static_cast<double>(e);
+      } catch (const Error&) {
+        continue;  // a size not known yet: the evaluator reports it if it matters
+      }
+      bytes += n;
+    }
+  };
+  add(program.inputs());
+  add(program.outputs());
+  bytes *= 2.0 * static_cast<double>(local_ranks);  // the data and a working copy, per rank
+  double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (physical > 0 && bytes > physical) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg, "these sizes need about %.1f GiB of memory (%lld rank(s) on this machine, "
+                  "full inputs and outputs in float64), but this machine has %.1f GiB: choose smaller sizes",
+                  bytes / (1 << 30), static_cast<long long>(local_ranks), physical / (1 << 30));
+    throw Error(msg);
+  }
+}
+
 std::string bindingsStr(const Bindings& b) {
   std::string s;
   for (const auto& [k, v] : b) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
@@ -198,6 +239,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
       if (name == "T" + std::to_string(ptv.name()) || name == std::to_string(i)) loaded[i] = loadNpy(path).to(at::kDouble);
     if (loaded[i].defined()) inferSymbols(ptv, loaded[i].sizes(), true, b);
   }
+  checkMemoryFits(program, b, localRanks(world));
   std::vector<at::Tensor> full_inputs, local_inputs;
   for (size_t i = 0; i < program.inputs().size(); ++i) {
     const TensorView& ptv = *program.inputs()[i];
@@ -376,6 +418,10 @@ int runCommand(const RunConfig& cfg) {
     } catch (const Error& e) {
       std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
       code = 2;
+    } catch (const c10::Error& e) {
+      // ATen's own message, without the C++ backtrace it carries.
+      std::cerr << "rank " << env->rank << ": internal error: " << e.what_without_backtrace() << "\n";
+      code = 3;
     } catch (const std::exception& e) {
       std::cerr << "rank " << env->rank << ": internal error: " << e.what() << "\n";
       code = 3;

@@ -167,6 +167,14 @@ TEST(CliRun, BadInputIsExitCode2) {
   EXPECT_EQ(braid("run allgather --ranks 2 --m 7").code, 2);
 }
 
+TEST(CliRun, ImpossibleSizeIsRefusedBeforeAllocating) {
+  // 2e9 x 1e6 floats: refused with the memory it would need, not an allocator crash.
+  auto r = braid("run ag_matmul --ranks 1 --m 2000000000 --k 1000000 --n 100000");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("GiB of memory"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
+}
+
 }  // namespace
 
 namespace {
