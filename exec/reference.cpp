@@ -155,7 +155,9 @@ std::string describe(const Comparison& c) {
   for (size_t i = 0; i < c.worst.size(); ++i) idx += (i ? ", " : "") + std::to_string(c.worst[i]);
   idx += "]";
   if (c.ok) {
-    os << " (tol " << c.tolerance << "): ok";
+    // The bound is tol * (|expected| + max |expected|): relative to the element and to the
+    // tensor's scale, since float32 sums of mixed signs lose digits relative to their terms.
+    os << " (within tol " << c.tolerance << " x (|expected| + max |expected|)): ok";
   } else {
     os << ": MISMATCH in " << c.bad << " of " << c.total << " elements; worst at " << idx << ": got " << c.got
        << ", expected " << c.want << " (tol " << c.tolerance << ")";
