@@ -105,8 +105,10 @@ if(BRAID_BUILD_TESTS)
   endif()
   find_package(rapidcheck QUIET)
   if(NOT rapidcheck_FOUND)
-    find_library(BRAID_RAPIDCHECK_LIB rapidcheck)
-    find_path(BRAID_RAPIDCHECK_INCLUDE rapidcheck.h)
+    # GPU machines have no rapidcheck package: its headers and static library may be carried in
+    # .carry/ (git-ignored), as nlohmann-json and CLI11 are.
+    find_library(BRAID_RAPIDCHECK_LIB rapidcheck PATHS ${CMAKE_SOURCE_DIR}/.carry/lib)
+    find_path(BRAID_RAPIDCHECK_INCLUDE rapidcheck.h PATHS ${CMAKE_SOURCE_DIR}/.carry/include)
     if(BRAID_RAPIDCHECK_LIB AND BRAID_RAPIDCHECK_INCLUDE)
       add_library(rapidcheck UNKNOWN IMPORTED)
       set_target_properties(rapidcheck PROPERTIES IMPORTED_LOCATION ${BRAID_RAPIDCHECK_LIB}
