@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/exec_module.h"
 #include "cli/workload_flags.h"
 #include "exec/run.h"
 #include "ir/error.h"
@@ -67,7 +68,8 @@ BRAID_REGISTER_COMMAND(Command{
         c.devicesSet = f.has(f.devices);
         if (f.has(f.streams)) c.streams = f.streams;
         if (c.timeoutSec <= 0) throw Error("--timeout must be positive");
-        return exec::runCommand(c);
+        // exec::runCommand, in the module that links libtorch (cli/exec_module.h).
+        return runInExecModule(c);
       };
     },
     "run a host program (file or workload) on CPU ranks with Gloo and check it against the reference"});

@@ -1,7 +1,8 @@
 // `braid run`: execute a host program (a file, or a catalog workload lowered on the fly) on CPU
 // ranks with Gloo collectives, gather the outputs and check them against the unlowered fusion
-// evaluated in float64 (docs/EXEC.md). This header has no libtorch types, so the CLI builds
-// everywhere; without libtorch runCommand reports "braid was built without libtorch".
+// evaluated in float64 (docs/EXEC.md). This header has no libtorch types (nor includes), so the
+// CLI builds everywhere and does not link libtorch: `braid run` calls runCommand through the
+// module cli/exec_module.h loads. Without libtorch it reports kBuiltWithoutTorchMessage.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,10 @@ struct RunConfig {
   std::optional<double> tolerance; // --tol: overrides the per-dtype tolerance
   bool verbose = false;
 };
+
+inline constexpr const char* kBuiltWithoutTorchMessage =
+    "braid was built without libtorch: `braid run` is not available (install libtorch-dev, or point "
+    "CMAKE_PREFIX_PATH at an installed PyTorch, and reconfigure)";
 
 // Runs `braid run` and returns the exit code: 0 all outputs match (or --no-check), 1 a mismatch
 // or a timeout, 2 bad input, 3 an internal failure. Prints the summary on stdout (rank 0).

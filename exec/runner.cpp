@@ -479,8 +479,7 @@ bool execAvailable() { return false; }
 bool execHasGloo() { return false; }
 
 int runCommand(const RunConfig&) {
-  throw Error("braid was built without libtorch: `braid run` is not available (install libtorch-dev, or point "
-              "CMAKE_PREFIX_PATH at an installed PyTorch, and reconfigure)");
+  throw Error(kBuiltWithoutTorchMessage);
 }
 
 }  // namespace braid::exec

@@ -1,0 +1,39 @@
+// The run module, libbraid_exec_cli.so: the only part of the `braid` command that links libtorch
+// (see cli/exec_module.h). `braid run` loads it and calls braid_exec_run with the parsed flags.
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <type_traits>
+
+#include "cli/exec_module.h"
+#include "ir/error.h"
+
+#ifndef BRAID_VERSION
+#define BRAID_VERSION "0.0.0"
+#endif
+
+extern "C" __attribute__((visibility("default"))) int braid_exec_run(const braid::exec::RunConfig* config,
+                                                                      std::size_t config_size, const char* version) {
+  // Exceptions do not cross the C boundary: they are reported here as cli/main.cpp reports them.
+  try {
+    if (config_size != sizeof(braid::exec::RunConfig) || std::strcmp(version, BRAID_VERSION) != 0)
+      throw braid::Error(std::string("the run module (braid_exec_cli, braid ") + BRAID_VERSION +
+                         ") is from another build than this braid (" + version +
+                         "); rebuild or reinstall braid, or point BRAID_EXEC_MODULE at the matching module");
+    return braid::exec::runCommand(*config);
+  } catch (const braid::Error& e) {
+    std::cerr << "braid run: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "braid run: internal error: " << e.what() << "\n";
+    return 3;
+  } catch (...) {
+    std::cerr << "braid run: internal error: unknown exception\n";
+    return 3;
+  }
+}
+
+// Checked at compile time: the entry matches the type `braid` calls it through.
+static_assert(std::is_same_v<decltype(&braid_exec_run), braid::cli::ExecModuleEntry>);
