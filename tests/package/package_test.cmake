@@ -7,8 +7,13 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${work}
 if(rc)
   message(FATAL_ERROR "cmake --install failed (${rc})")
 endif()
+# The package finds libtorch again (braid::exec links it): point it where this build found it.
+set(torch_hint "")
+if(TORCH_DIR)
+  set(torch_hint -DTorch_DIR=${TORCH_DIR})
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/consumer -B ${work}/build -G Ninja
-                        -DCMAKE_PREFIX_PATH=${work}/prefix
+                        -DCMAKE_PREFIX_PATH=${work}/prefix ${torch_hint}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc)
   message(FATAL_ERROR "configuring the consumer failed:\n${out}\n${err}")
