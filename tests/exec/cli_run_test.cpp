@@ -11,12 +11,12 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include "exec/run.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -42,9 +42,8 @@ Result braid(const std::string& args, const std::string& env = "") {
 }
 
 std::string tempFile(const std::string& name, const std::string& text) {
-  auto dir = std::filesystem::temp_directory_path() / ("braid_cli_run_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto path = (dir / name).string();
+  static braid::testing::TempDir dir("braid_cli_run_");
+  std::string path = dir.file(name);
   std::ofstream(path) << text;
   return path;
 }
@@ -117,17 +116,15 @@ TEST(CliRun, FileWithoutReferencePrintsChecksums) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("abs sum"), std::string::npos) << r.out;
   // Outputs saved as .npy feed a later run as inputs (whose shapes bind i0 and i2).
-  auto dir = std::filesystem::temp_directory_path() / ("braid_cli_npy_" + std::to_string(::getpid()));
-  Result saved = braid("run " + file + " --bind i0=4 --bind i2=8 --seed 9 --save-outputs " + (dir / "a").string());
+  braid::testing::TempDir dir("braid_cli_npy_");
+  Result saved = braid("run " + file + " --bind i0=4 --bind i2=8 --seed 9 --save-outputs " + dir.file("a"));
   ASSERT_EQ(saved.code, 0) << saved.out;
-  Result again = braid("run " + file + " --input T0=" + (dir / "a" / "T1.npy").string() + " --save-outputs " +
-                       (dir / "b").string());
+  Result again = braid("run " + file + " --input T0=" + dir.file("a/T1.npy") + " --save-outputs " + dir.file("b"));
   ASSERT_EQ(again.code, 0) << again.out;
-  std::ifstream fa(dir / "a" / "T1.npy", std::ios::binary), fb(dir / "b" / "T1.npy", std::ios::binary);
+  std::ifstream fa(dir.file("a/T1.npy"), std::ios::binary), fb(dir.file("b/T1.npy"), std::ios::binary);
   std::string a((std::istreambuf_iterator<char>(fa)), {}), b((std::istreambuf_iterator<char>(fb)), {});
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, b);
-  std::filesystem::remove_all(dir);
   Result unbound = braid("run " + std::string(BRAID_TEST_DATA_DIR) + "/exec/data/legacy_allocate_reuses_slice.hir");
   EXPECT_EQ(unbound.code, 2) << unbound.out;
   EXPECT_NE(unbound.out.find("--bind"), std::string::npos) << unbound.out;

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include "exec/check.h"
+#include "tests/support/temp_dir.h"
 #include "exec/reference.h"
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
@@ -74,13 +74,11 @@ TEST(Reference, CompareSaysWhereAndByHowMuch) {
 }
 
 TEST(Reference, NpyRoundTrip) {
-  auto dir = std::filesystem::temp_directory_path() / ("braid_npy_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  testing::TempDir dir("braid_npy_");
   at::Tensor t = randomInput({2, 3, 4}, 1, 0).to(at::kFloat);
-  saveNpy((dir / "t.npy").string(), t);
-  at::Tensor back = loadNpy((dir / "t.npy").string());
+  saveNpy(dir.file("t.npy"), t);
+  at::Tensor back = loadNpy(dir.file("t.npy"));
   EXPECT_TRUE(at::equal(back, t));
-  std::filesystem::remove_all(dir);
   EXPECT_THROW(loadNpy("/nonexistent/x.npy"), Error);
 }
 
