@@ -21,6 +21,10 @@ struct GoldenCase {
   int64_t streams = 4;
 };
 
+void PrintTo(const GoldenCase& c, std::ostream* os) {
+  *os << c.workload << " " << c.config << " D=" << c.devices << " S=" << c.streams;
+}
+
 WorkloadParams paramsFor(const GoldenCase& c) {
   WorkloadParams p;
   p.devices = c.devices;

@@ -97,6 +97,8 @@ struct MatmulCase {
   int stream_axis;
 };
 
+void PrintTo(const MatmulCase& c, std::ostream* os) { *os << c.name << ", Stream on axis " << c.stream_axis; }
+
 class StreamMatmulTest : public ::testing::TestWithParam<MatmulCase> {};
 
 TEST_P(StreamMatmulTest, LowersToOneLoop) {

@@ -20,6 +20,9 @@ struct Case {
   int64_t ranks;
 };
 
+// Names the case in ctest's listing (gtest would otherwise print the struct's bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.bad << " vs " << c.good; }
+
 const Bindings kRows{{"i0", 4}, {"i2", 3}};
 
 class Violation : public ::testing::TestWithParam<Case> {};
