@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/fusion.h"
 #include "ir/ops.h"
+#include "tests/support/error_of.h"
 
 namespace braid {
 namespace {
@@ -26,16 +27,7 @@ std::string shape(const TensorView* tv) {
   return s;
 }
 
-// The message of the Error `f` throws ("" when it throws nothing).
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::errorOf;
 
 bool allSerialAndFresh(const TensorView* out, const TensorView* in) {
   for (const IterDomain* id : out->logical()) {

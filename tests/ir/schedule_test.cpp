@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/fusion.h"
 #include "ir/ops.h"
+#include "tests/support/error_of.h"
 
 namespace braid {
 namespace {
@@ -20,15 +21,7 @@ std::string loopStr(const TensorView* tv) {
   return s;
 }
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::errorOf;
 
 TEST(ScheduleSpelling, IterDomainStr) {
   EXPECT_EQ(IterDomain(4, sym("i0"), IterType::kIteration, ParallelType::kStream).str(), "iStreamIdx4{i0}");

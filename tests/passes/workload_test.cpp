@@ -9,6 +9,7 @@
 #include <map>
 
 #include "ir/error.h"
+#include "tests/support/error_of.h"
 
 namespace braid {
 namespace {
@@ -96,15 +97,7 @@ Expected expected(const std::string& name, int64_t D, int64_t S, PipelineKind pi
   return {};
 }
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::errorOf;
 
 TEST(WorkloadCatalog, NamesInAStableOrder) {
   std::vector<std::string> names;
