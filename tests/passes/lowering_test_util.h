@@ -33,6 +33,17 @@ std::vector<const T*> findAll(const Scope& scope) {
   return v;
 }
 
+// The smallest stream-parallel fusion, nvFuser's SingleSetOp: tv1 = set(tv0) over [4, 8] with the
+// output's axis 0 parallelized on Stream. Returns tv1.
+inline TensorView* singleStreamSet(Fusion& f) {
+  TensorView* tv0 = f.makeTensor({4, 8});
+  f.addInput(tv0);
+  TensorView* tv1 = set(tv0);
+  f.addOutput(tv1);
+  tv1->parallelize(0, ParallelType::kStream);
+  return tv1;
+}
+
 inline LoweringOptions protocolA() { return LoweringOptions{}; }
 inline LoweringOptions protocolB() {
   LoweringOptions o;

@@ -17,11 +17,7 @@ using namespace testing_util;
 
 TEST(PassManagerTest, DumpsAfterEveryPass) {
   Fusion f;
-  TensorView* tv0 = f.makeTensor({4, 8});
-  f.addInput(tv0);
-  TensorView* tv1 = set(tv0);
-  f.addOutput(tv1);
-  tv1->parallelize(0, ParallelType::kStream);
+  singleStreamSet(f);
   std::ostringstream dump;
   LowerConfig cfg;
   cfg.dumpPasses = true;

@@ -222,11 +222,7 @@ TEST(StreamLoweringTest, MergedStreamAxisIsRejected) {
 
 TEST(StreamLoweringTest, ProtocolBJoinsInATrailingLoop) {
   Fusion f;
-  TensorView* tv0 = f.makeTensor({4, 8});
-  f.addInput(tv0);
-  TensorView* tv1 = set(tv0);
-  f.addOutput(tv1);
-  tv1->parallelize(0, ParallelType::kStream);
+  singleStreamSet(f);
   HostProgram p = lower(f, protocolB(), 1);
   EXPECT_THAT(topLevel(p), ElementsAre("Allocate", "GetCurrentStream", "ForLoop", "SetCurrentStream", "ForLoop"));
   const ForLoop& work = *p.body()[2]->as<ForLoop>();
@@ -245,11 +241,7 @@ TEST(StreamLoweringTest, ProtocolBJoinsInATrailingLoop) {
 
 TEST(StreamLoweringTest, ModuloIndexingWithProtocolB) {
   Fusion f;
-  TensorView* tv0 = f.makeTensor({4, 8});
-  f.addInput(tv0);
-  TensorView* tv1 = set(tv0);
-  f.addOutput(tv1);
-  tv1->parallelize(0, ParallelType::kStream);
+  singleStreamSet(f);
   LoweringOptions o = protocolB();
   o.indexing = StreamIndexing::kModulo;
   HostProgram p = lower(f, o, 1);
@@ -259,11 +251,7 @@ TEST(StreamLoweringTest, ModuloIndexingWithProtocolB) {
 
 TEST(StreamLoweringTest, RingBuffersNeedModuloIndexing) {
   Fusion f;
-  TensorView* tv0 = f.makeTensor({4, 8});
-  f.addInput(tv0);
-  TensorView* tv1 = set(tv0);
-  f.addOutput(tv1);
-  tv1->parallelize(0, ParallelType::kStream);
+  singleStreamSet(f);
   LoweringOptions o = protocolA();
   o.ringBuffers = true;
   o.indexing = StreamIndexing::kRaw;
