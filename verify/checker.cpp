@@ -105,6 +105,7 @@ Site Reporter::eventSite(const std::string& role, int32_t event, const std::stri
   const sem::Event& e = g_.events[static_cast<size_t>(event)];
   Site s = stmtSite(role, e.stmt, e.rank, e.stream, e.loops, detail);
   if (!e.stmt) s.statement = e.op;
+  s.event = event;
   return s;
 }
 

@@ -43,6 +43,7 @@ struct Site {
   std::string stream;
   std::vector<sem::LoopIndex> loops;
   std::string detail;  // e.g. "T3 (a view of T1): elements [4, 8)"
+  int32_t event = -1;  // the event graph node, when the site is one (viz highlights it)
 };
 
 struct Finding {
