@@ -13,6 +13,7 @@
 #include "exec/reference.h"
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
+#include "ir/semantics/buffer_rules.h"
 
 namespace braid::exec {
 
@@ -30,14 +31,13 @@ int64_t localRanks(int64_t world) {
 
 void checkMemoryFits(const HostProgram& program, const Bindings& b, int64_t local_ranks) {
   double bytes = 0;
-  ShapeContext ctx;
-  ctx.bindings = &b;
-  ctx.full = true;
+  sem::ShapeMode full;
+  full.fullDevice = true;
   auto add = [&](const std::vector<TensorView*>& tvs) {
     for (const TensorView* tv : tvs) {
       double n = 8;  // float64
       try {
-        for (int64_t e : bufferShape(*tv, ctx)) n *= static_cast<double>(e);
+        for (int64_t e : sem::bufferShape(*tv, b, full)) n *= static_cast<double>(e);
       } catch (const Error&) {
         continue;  // a size not known yet: the evaluator reports it if it matters
       }
@@ -73,7 +73,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
       const TensorView& ptv = *program.inputs()[i];
       std::vector<int64_t> rs = fullShape(*ref->inputs()[i], b, true);
       size_t axes = 0;
-      for (IterDomain* id : bufferDomain(ptv)) axes += id->isReduction() ? 0 : 1;
+      for (IterDomain* id : sem::bufferDomain(ptv)) axes += id->isReduction() ? 0 : 1;
       if (axes != rs.size())
         throw Error("input " + ptv.nameStr() + " has " + std::to_string(axes) + " axes but the reference's input " +
                     std::to_string(i) + " has shape " + shapeStr(rs) +

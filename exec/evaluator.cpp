@@ -7,6 +7,9 @@
 #include <limits>
 
 #include "exec/tensor_ops.h"
+#include "ir/semantics/buffer_rules.h"
+#include "ir/semantics/communication_rules.h"
+#include "ir/semantics/view_rules.h"
 #include "ir/error.h"
 
 namespace braid::exec {
@@ -84,7 +87,7 @@ void Evaluator::bindInputs(const std::vector<at::Tensor>& inputs) {
     const TensorView& tv = *ins[i];
     const at::Tensor& t = inputs[i];
     std::vector<IterDomain*> dom;
-    for (IterDomain* id : bufferDomain(tv))
+    for (IterDomain* id : sem::bufferDomain(tv))
       if (!id->isReduction()) dom.push_back(id);
     if (static_cast<int64_t>(dom.size()) != t.dim())
       throw Error("input " + tv.nameStr() + " has " + std::to_string(dom.size()) + " axes, the tensor given has shape " +
@@ -93,7 +96,7 @@ void Evaluator::bindInputs(const std::vector<at::Tensor>& inputs) {
   }
   for (size_t i = 0; i < ins.size(); ++i) {
     const TensorView& tv = *ins[i];
-    std::vector<int64_t> want = bufferShape(tv, ShapeContext{&scalars_, false, false});
+    std::vector<int64_t> want = sem::bufferShape(tv, scalars_);
     if (inputs[i].sizes().vec() != want)
       throw Error("input " + tv.nameStr() + " has shape " + shapeStr(inputs[i].sizes()) + " but the program expects " +
                   shapeStr(want) + " on this rank (with " + [&] {
@@ -103,9 +106,9 @@ void Evaluator::bindInputs(const std::vector<at::Tensor>& inputs) {
                   }() + ")");
     at::Tensor t = inputs[i];
     if (t.scalar_type() != toScalarType(tv.dtype())) t = t.to(toScalarType(tv.dtype()));
-    env_[tv.name()] = t;
+    bind(nullptr, &tv, t);
   }
-  for (const auto& [out, in] : program_.aliases()) env_[out->name()] = lookup(in, "aliased input");
+  for (const auto& [out, in] : program_.aliases()) bind(nullptr, out, lookup(in, "aliased input"));
 }
 
 std::vector<at::Tensor> Evaluator::run(const std::vector<at::Tensor>& inputs) {
@@ -131,10 +134,16 @@ void Evaluator::runScope(const Scope& scope, int loop_depth) {
   for (const auto& s : scope) exec(*s, loop_depth);
 }
 
-at::Tensor Evaluator::allocate(const TensorView& tv, bool zero, int loop_depth) {
-  // Inside a loop, a Stream axis is one chunk (HOSTIR.md: per-iteration allocations).
-  std::vector<int64_t> shape = bufferShape(tv, ShapeContext{&scalars_, false, loop_depth > 0});
-  return fresh(shape, toScalarType(tv.dtype()), zero, options_.poison);
+at::Tensor Evaluator::allocate(const TensorView& tv, bool zero) {
+  // A Stream axis is one chunk only inside the loop over it (sem::allocatedPerStreamChunk).
+  sem::ShapeMode mode;
+  mode.streamChunk = sem::allocatedPerStreamChunk(tv, loops_);
+  return fresh(sem::bufferShape(tv, scalars_, mode), toScalarType(tv.dtype()), zero, options_.poison);
+}
+
+void Evaluator::bind(const Stmt* s, const TensorView* tv, const at::Tensor& t) {
+  env_[tv->name()] = t;
+  if (options_.onBind) options_.onBind(s, tv, t);
 }
 
 void Evaluator::record(int id, WorkPtr w, const std::vector<at::Tensor>& ts, bool collective) {
@@ -148,7 +157,9 @@ void Evaluator::record(int id, WorkPtr w, const std::vector<at::Tensor>& ts, boo
 void Evaluator::waitFor(int id) {
   auto it = works_.find(id);
   if (it == works_.end())
-    throw Error("Wait Communication " + std::to_string(id) + ": no communication with that id was posted before");
+    throw Error("Wait Communication " + std::to_string(id) +
+                ": this rank posted no communication with that id (it is not a member of its team, or the "
+                "communication comes later)");
   it->second->wait();
   WorkPtr w = it->second;
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.work == w; }),
@@ -185,12 +196,9 @@ void Evaluator::waitOverlapping(const std::vector<at::Tensor>& ts, bool collecti
   pending_ = std::move(keep);
 }
 
-void Evaluator::postCommunication(const Communication& c, int loop_depth) {
+void Evaluator::postCommunication(const Communication& c) {
   int64_t me = comm_.rank();
-  if (std::find(c.team.begin(), c.team.end(), me) == c.team.end()) {
-    works_[c.id] = completedWork();  // not a member: nothing to do, a Wait on it is a no-op
-    return;
-  }
+  if (!sem::postsCommunication(c, me)) return;  // not a member: nothing is posted (a Wait on it is an error)
   std::optional<int64_t> root;
   if (c.root) root = eval(*c.root);
   if (isRooted(c.type) && !root)
@@ -201,7 +209,7 @@ void Evaluator::postCommunication(const Communication& c, int loop_depth) {
   at::Tensor in = c.input && bound(c.input) ? lookup(c.input, "communication input") : at::Tensor();
   at::Tensor out;
   if (c.output) {
-    if (!bound(c.output)) env_[c.output->name()] = allocate(*c.output, false, loop_depth);
+    if (!bound(c.output)) bind(&c, c.output, allocate(*c.output, false));
     out = lookup(c.output, "communication output");
   }
   auto need = [&](const at::Tensor& t, const char* what) {
@@ -288,10 +296,12 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
     int64_t end = eval(f->end());
     std::optional<int64_t> saved;
     if (auto it = scalars_.find(f->index); it != scalars_.end()) saved = it->second;
+    loops_.push_back(f);
     for (int64_t i = begin; i < end; ++i) {
       scalars_[f->index] = i;
       runScope(f->body, loop_depth + 1);
     }
+    loops_.pop_back();
     if (saved) {
       scalars_[f->index] = *saved;
     } else {
@@ -312,7 +322,7 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
       case StmtKind::kAllocate: {
         const auto* a = s.as<Allocate>();
         if (a->legacy && bound(a->tv)) break;  // nvFuser: allocate only if not bound yet
-        env_[a->tv->name()] = allocate(*a->tv, a->zeroInit, loop_depth);
+        bind(&s, a->tv, allocate(*a->tv, a->zeroInit));
         break;
       }
       case StmtKind::kDeallocate:
@@ -321,58 +331,17 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
       case StmtKind::kAliasSelect: {
         const auto* a = s.as<AliasSelect>();
         at::Tensor in = lookup(a->in, "HirAliasSelect input");
-        std::vector<IterDomain*> dom = bufferDomain(*a->in);
-        auto it = std::find(dom.begin(), dom.end(), a->axis);
-        if (it == dom.end() && a->axis)
-          it = std::find_if(dom.begin(), dom.end(), [&](IterDomain* id) { return id->id() == a->axis->id(); });
-        if (it == dom.end())
-          throw Error("axis " + (a->axis ? a->axis->str() : std::string("?")) + " is not an axis of " +
-                      a->in->nameStr());
-        if ((*it)->isReduction()) {
-          env_[a->out->name()] = in;
-          break;
-        }
-        int64_t pos = std::count_if(dom.begin(), it, [](IterDomain* id) { return !id->isReduction(); });
-        if (pos >= in.dim())
-          throw Error("axis " + (*it)->str() + " is axis " + std::to_string(pos) + " of a buffer of shape " +
-                      shapeStr(in.sizes()));
-        int64_t idx = ((*it)->isBroadcast() || in.size(pos) == 1) ? 0 : eval(a->index);
-        if (idx < 0 || idx >= in.size(pos))
-          throw Error("index " + a->index.str() + " = " + std::to_string(idx) + " is out of range [0, " +
-                      std::to_string(in.size(pos)) + ") of axis " + (*it)->str() + " of " + a->in->nameStr());
-        env_[a->out->name()] = in.select(pos, idx);
+        sem::ViewRule v = sem::aliasSelectView(*a, in.sizes().vec(), scalars_);
+        if (v.problem) throw Error(a->in->nameStr() + ": " + v.message);
+        bind(&s, a->out, applyView(in, v.steps));
         break;
       }
       case StmtKind::kShardByStream: {
         const auto* sh = s.as<ShardByStream>();
         at::Tensor in = lookup(sh->in, "ShardByStream input");
-        // The Stream axis: the output's (as nvFuser), else the input's.
-        const TensorView* holder = sh->out;
-        std::vector<IterDomain*> dom;
-        for (IterDomain* id : bufferDomain(*holder))
-          if (!id->isReduction()) dom.push_back(id);
-        auto it = std::find_if(dom.begin(), dom.end(), [](IterDomain* id) { return id->isStream(); });
-        if (it == dom.end()) {
-          dom.clear();
-          for (IterDomain* id : bufferDomain(*sh->in))
-            if (!id->isReduction()) dom.push_back(id);
-          it = std::find_if(dom.begin(), dom.end(), [](IterDomain* id) { return id->isStream(); });
-          if (it == dom.end())
-            throw Error("neither " + sh->out->nameStr() + " nor " + sh->in->nameStr() + " has a Stream axis");
-        }
-        int64_t pos = it - dom.begin();
-        int64_t chunks = eval((*it)->extent());
-        int64_t idx = eval(sh->streamIndex);
-        if (pos >= in.dim()) throw Error("Stream axis " + std::to_string(pos) + " beyond shape " + shapeStr(in.sizes()));
-        if (chunks <= 0) throw Error("Stream axis " + (*it)->str() + " has " + std::to_string(chunks) + " chunks");
-        int64_t size = in.size(pos);
-        int64_t chunk = (size + chunks - 1) / chunks;
-        int64_t start = idx * chunk;
-        if (idx < 0 || idx >= chunks || start >= size)
-          throw Error("stream index " + std::to_string(idx) + " selects no chunk of axis " + std::to_string(pos) +
-                      " (size " + std::to_string(size) + ", " + std::to_string(chunks) + " chunks) of " +
-                      sh->in->nameStr());
-        env_[sh->out->name()] = in.narrow(pos, start, std::min(chunk, size - start));
+        sem::ViewRule v = sem::shardByStreamView(*sh, in.sizes().vec(), scalars_);
+        if (v.problem) throw Error(v.message);
+        bind(&s, sh->out, applyView(in, v.steps));
         break;
       }
       case StmtKind::kGetCurrentStream:
@@ -385,12 +354,24 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         for (const TensorView* tv : op.inputs()) ins.push_back(lookup(tv, "input"));
         const TensorView* otv = op.output();
         at::Tensor out = bound(otv) ? lookup(otv, "output") : at::Tensor();
+        // An unbound output of a view-making op views its input (sem::opView, as the interpreter).
+        if (!out.defined() && !ins.empty() && ins[0].scalar_type() == toScalarType(otv->dtype())) {
+          sem::ShapeMode mode;
+          mode.streamChunk = sem::allocatedPerStreamChunk(*otv, loops_);
+          std::optional<sem::ViewRule> v =
+              sem::opView(op, ins[0].sizes().vec(), ins[0].is_contiguous(), sem::bufferShape(*otv, scalars_, mode));
+          if (v && v->problem) throw Error(v->message);
+          if (v) {
+            bind(&s, otv, applyView(ins[0], v->steps));
+            break;
+          }
+        }
         std::vector<at::Tensor> touched = ins;
         touched.push_back(out);
         waitOverlapping(touched, false);
         OpContext ctx{&scalars_, false, std::nullopt};
         at::Tensor r = evalOp(op, ins, out, ctx);
-        if (!out.defined()) env_[otv->name()] = r;
+        if (!out.defined()) bind(&s, otv, r);
         break;
       }
       case StmtKind::kPostOnStream: {
@@ -435,13 +416,13 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
             // A kernel writes a fresh buffer (never a view of its inputs).
             at::Tensor fresh_out = at::empty(it->second.sizes(), it->second.options().dtype(toScalarType(otv->dtype())));
             fresh_out.copy_(it->second);
-            env_[otv->name()] = fresh_out;
+            bind(&s, otv, fresh_out);
           }
         }
         break;
       }
       case StmtKind::kCommunication:
-        postCommunication(*s.as<Communication>(), loop_depth);
+        postCommunication(*s.as<Communication>());
         break;
       case StmtKind::kP2PCommunication:
         postP2P(*s.as<P2PCommunication>());

@@ -1,5 +1,8 @@
 // Evaluator: runs a host program on one rank over at::Tensor buffers, with a Communicator for its
 // collectives (docs/EXEC.md). It follows DESIGN.md and HOSTIR.md (nvFuser's HostIrEvaluator):
+// - shapes, buffer domains, views (AliasSelect, ShardByStream, Set.Permute, reshapes) and the
+//   per-chunk allocation rule come from ir/semantics, the one definition verify and sim use too;
+//   this file only turns them into at::Tensor operations;
 // - inputs (and aliased outputs) are bound by name; symbolic extents are inferred from them;
 // - legacy ALLOCATE allocates only when the tensor is unbound, the newer form always does;
 //   fresh buffers are poisoned with NaN (unless zero_init) so a region nobody wrote shows up;
@@ -32,6 +35,9 @@ struct EvalOptions {
   // Called before every statement with the running count of executed statements (fault
   // injection, progress). May throw.
   std::function<void(const Stmt&, int64_t)> onStatement;
+  // Called whenever a tensor is bound to a buffer or a view (statement null for inputs and
+  // aliases): the differential test compares these with the semantics' regions.
+  std::function<void(const Stmt*, const TensorView*, const at::Tensor&)> onBind;
 };
 
 class Evaluator {
@@ -61,8 +67,9 @@ class Evaluator {
   void bindInputs(const std::vector<at::Tensor>& inputs);
   at::Tensor& lookup(const TensorView* tv, const char* role);
   bool bound(const TensorView* tv) const;
-  at::Tensor allocate(const TensorView& tv, bool zero, int loop_depth);
-  void postCommunication(const Communication& c, int loop_depth);
+  at::Tensor allocate(const TensorView& tv, bool zero);
+  void bind(const Stmt* s, const TensorView* tv, const at::Tensor& t);
+  void postCommunication(const Communication& c);
   void postP2P(const P2PCommunication& c);
   void waitFor(int id);
   void waitOverlapping(const std::vector<at::Tensor>& ts, bool collectives_only);
@@ -74,6 +81,7 @@ class Evaluator {
   EvalOptions options_;
   Bindings scalars_;
   std::map<int, at::Tensor> env_;  // by tensor name (T<n>): the IR is not SSA, binds overwrite
+  std::vector<const ForLoop*> loops_;  // enclosing loops, outermost first
   std::map<int, WorkPtr> works_;
   std::vector<Pending> pending_;
   int64_t executed_ = 0;

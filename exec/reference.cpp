@@ -13,6 +13,7 @@
 
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
+#include "ir/semantics/buffer_rules.h"
 
 namespace braid::exec {
 
@@ -23,14 +24,17 @@ at::Tensor randomInput(const std::vector<int64_t>& shape, uint64_t seed, int64_t
 }
 
 std::vector<int64_t> fullShape(const TensorView& tv, const Bindings& b, bool logical) {
-  return bufferShape(tv, ShapeContext{&b, true, false, logical});
+  sem::ShapeMode mode;
+  mode.fullDevice = true;
+  mode.logical = logical;
+  return sem::bufferShape(tv, b, mode);
 }
 
 ShardAxes shardAxesOf(const TensorView& tv, int64_t rank) {
   ShardAxes a;
   int64_t pos = 0;
   const auto& mesh = tv.deviceMesh();
-  for (IterDomain* id : bufferDomain(tv)) {
+  for (IterDomain* id : sem::bufferDomain(tv)) {
     if (id->isReduction()) continue;
     if (id->isDeviceParallel()) {
       int64_t coord = rank;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/semantics/buffer_rules.h"
 
 namespace braid::exec {
 
@@ -30,40 +31,32 @@ std::string shapeStr(at::IntArrayRef sizes) {
   return s + "]";
 }
 
-std::vector<IterDomain*> bufferDomain(const TensorView& tv) {
-  if (tv.hasAllocationDomain()) return tv.allocation();
-  for (IterDomain* id : tv.loop())
-    if (id->definition() != nullptr) return tv.logical();
-  return tv.loop();
-}
-
-std::vector<int64_t> bufferShape(const TensorView& tv, const ShapeContext& ctx) {
-  std::vector<int64_t> shape;
-  const Bindings empty;
-  const Bindings& b = ctx.bindings ? *ctx.bindings : empty;
-  for (IterDomain* id : ctx.logical ? tv.logical() : bufferDomain(tv)) {
-    if (id->isReduction()) continue;
-    if (id->isBroadcast() || (id->isDeviceParallel() && !ctx.full) || (id->isStream() && ctx.streamAxisChunk)) {
-      shape.push_back(1);
-      continue;
+at::Tensor applyView(at::Tensor t, const std::vector<sem::ViewStep>& steps) {
+  for (const sem::ViewStep& s : steps) {
+    switch (s.kind) {
+      case sem::ViewStep::Kind::kSelect:
+        t = t.select(s.dim, s.start);
+        break;
+      case sem::ViewStep::Kind::kNarrow:
+        t = t.narrow(s.dim, s.start, s.length);
+        break;
+      case sem::ViewStep::Kind::kPermute:
+        t = t.permute(s.perm);
+        break;
+      case sem::ViewStep::Kind::kUnsqueeze:
+        t = t.unsqueeze(s.dim);
+        break;
+      case sem::ViewStep::Kind::kReshape:
+        t = t.view(s.shape);
+        break;
     }
-    std::optional<int64_t> v = id->extent().tryEvaluate(b);
-    if (!v) {
-      std::string missing;
-      for (const auto& s : id->extent().substitute(b).freeSymbols()) missing += (missing.empty() ? "" : ", ") + s;
-      throw Error("the size of " + tv.nameStr() + " depends on unbound " + missing + " (axis " + id->str() +
-                  "): bind it with --bind " + (missing.empty() ? std::string("NAME") : missing.substr(0, missing.find(','))) +
-                  "=N or pass inputs that determine it");
-    }
-    if (*v < 0) throw Error(tv.nameStr() + " has a negative extent " + std::to_string(*v) + " on axis " + id->str());
-    shape.push_back(*v);
   }
-  return shape;
+  return t;
 }
 
 void inferSymbols(const TensorView& tv, at::IntArrayRef shape, bool full, Bindings& b) {
   std::vector<IterDomain*> dom;
-  for (IterDomain* id : bufferDomain(tv))
+  for (IterDomain* id : sem::bufferDomain(tv))
     if (!id->isReduction()) dom.push_back(id);
   if (dom.size() != shape.size()) return;  // the caller reports the shape mismatch
   for (size_t d = 0; d < dom.size(); ++d) {
@@ -118,7 +111,7 @@ std::string opWhere(const Expr& op) {
 
 // Positions (among the buffer's axes, reductions included) of the reduction axes of `out`.
 std::vector<int64_t> reductionDims(const TensorView& out, bool full) {
-  std::vector<IterDomain*> dom = full ? out.logical() : bufferDomain(out);
+  std::vector<IterDomain*> dom = full ? out.logical() : sem::bufferDomain(out);
   std::vector<int64_t> dims;
   for (size_t i = 0; i < dom.size(); ++i)
     if (dom[i]->isReduction()) dims.push_back(static_cast<int64_t>(i));
@@ -131,7 +124,7 @@ std::vector<int64_t> reductionDims(const TensorView& out, bool full) {
 at::Tensor squeezeShardAxes(const at::Tensor& w, const TensorView& tv, bool full) {
   if (full || w.dim() <= 2) return w;
   std::vector<IterDomain*> dom;
-  for (IterDomain* id : bufferDomain(tv))
+  for (IterDomain* id : sem::bufferDomain(tv))
     if (!id->isReduction()) dom.push_back(id);
   at::Tensor r = w;
   for (int64_t d = w.dim() - 1; d >= 0; --d) {
@@ -301,8 +294,11 @@ at::Tensor evalOp(const Expr& op, const std::vector<at::Tensor>& inputs, const a
         return finish(op, as(r, ct), out, ctx);
       }
       case OpType::kReshape: {
-        ShapeContext sc{ctx.bindings, ctx.full, false, ctx.full};
-        std::vector<int64_t> shape = out.defined() ? out.sizes().vec() : bufferShape(otv, sc);
+        sem::ShapeMode mode;
+        mode.fullDevice = mode.logical = ctx.full;
+        const Bindings none;
+        std::vector<int64_t> shape =
+            out.defined() ? out.sizes().vec() : sem::bufferShape(otv, ctx.bindings ? *ctx.bindings : none, mode);
         return finish(op, as(inputs[0], ct).reshape(shape), out, ctx);
       }
       case OpType::kMatmul: {

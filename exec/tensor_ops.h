@@ -13,26 +13,19 @@
 #include <ATen/ATen.h>
 
 #include "ir/fusion.h"
+#include "ir/semantics/view_rules.h"
 #include "ir/scalar.h"
 
 namespace braid::exec {
 
 at::ScalarType toScalarType(DataType t);
 
-// The domain a tensor's buffer is laid out in (reductions included): the allocation domain when
-// set; else the loop domain when it is made of untransformed axes (always so for parsed programs);
-// else the logical domain.
-std::vector<IterDomain*> bufferDomain(const TensorView& tv);
+// Buffer domains and shapes are the semantics' (ir/semantics/buffer_rules.h: sem::bufferDomain,
+// sem::bufferShape); views too (ir/semantics/view_rules.h), applied to tensors here.
 
-struct ShapeContext {
-  const Bindings* bindings = nullptr;
-  bool full = false;           // device-parallel axes at full extent (the reference)
-  bool streamAxisChunk = false;  // Stream axes have size 1 (allocated per iteration of a stream loop)
-  bool logical = false;          // use the logical domain (the unlowered fusion's tensors)
-};
-
-// The buffer shape of `tv` (see above). Throws Error naming the tensor and the unbound symbol.
-std::vector<int64_t> bufferShape(const TensorView& tv, const ShapeContext& ctx);
+// The tensor a view names: `steps` applied to its base (select, narrow, permute, unsqueeze, and a
+// reshape of a contiguous base), always a view of the base's storage.
+at::Tensor applyView(at::Tensor base, const std::vector<sem::ViewStep>& steps);
 
 // Binds the free symbols that tv's extents name (`i0`, `ceilDiv(i0, c)`, `i0 / c`) from a
 // shape of its buffer axes (`full`: device-parallel axes at full extent; otherwise they are

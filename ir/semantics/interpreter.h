@@ -4,6 +4,7 @@
 // caller's bindings of symbolic extents.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct SemanticsOptions {
   std::vector<int64_t> ranks;   // ranks whose host threads run; empty: all of 0..D-1
   // Safety limit on the number of events (a typo in a binding must not eat the machine).
   int64_t maxEvents = 20'000'000;
+  // Called whenever a rank binds a tensor to a buffer or a view of one (statement null for the
+  // inputs): the differential test compares these with what exec's evaluator binds.
+  std::function<void(int64_t rank, const Stmt* stmt, const TensorView* tv, const Region& region)> onBind;
 };
 
 // Builds the event graph: runs the host threads, matches collectives and P2P across ranks,

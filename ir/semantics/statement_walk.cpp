@@ -160,6 +160,7 @@ void Interpreter::freeBuffer(int32_t buffer, const Stmt* stmt) {
 }
 
 void Interpreter::bind(const TensorView* tv, const Region& r, const Stmt* stmt) {
+  if (o_.onBind) o_.onBind(st_->rank, stmt, tv, r);
   retain(r.buffer);
   auto it = st_->bound.find(tv);
   if (it != st_->bound.end()) {
