@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "catalog/workload.h"
 #include "ir/scalar.h"
-#include "passes/workload.h"
 
 namespace braid::cli {
 

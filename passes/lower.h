@@ -6,7 +6,7 @@
 #include <iosfwd>
 
 #include "ir/host_ir.h"
-#include "passes/lowering_options.h"
+#include "ir/lowering_options.h"
 #include "passes/pass.h"
 
 namespace braid {

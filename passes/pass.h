@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "ir/host_ir.h"
+#include "ir/lowering_options.h"
 #include "passes/communication_classifier.h"
-#include "passes/lowering_options.h"
 
 namespace braid {
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "catalog/workload.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/launcher.h"
@@ -18,7 +19,6 @@
 #include "ir/host_ir_text.h"
 #include "ir/ops.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 
 namespace braid::exec {
 namespace {

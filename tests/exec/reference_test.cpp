@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 
+#include "catalog/workload.h"
 #include "exec/check.h"
 #include "tests/support/temp_dir.h"
 #include "exec/reference.h"
@@ -12,7 +13,6 @@
 #include "ir/error.h"
 #include "ir/ops.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 
 namespace braid::exec {
 namespace {

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "catalog/workload.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 
 namespace braid {
 namespace {

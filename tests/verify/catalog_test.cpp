@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <functional>
 
+#include "catalog/workload.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 #include "tests/verify/verify_test_util.h"
 
 namespace braid::verify {

@@ -1,6 +1,6 @@
 // The workload catalog (docs/WORKLOADS.md): every workload builds for D, S in 1..8 with the
 // documented shapes, parallel types, meshes and I/O, and bad sizes or names are reported.
-#include "passes/workload.h"
+#include "catalog/workload.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

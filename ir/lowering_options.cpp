@@ -1,4 +1,4 @@
-#include "passes/lowering_options.h"
+#include "ir/lowering_options.h"
 
 namespace braid {
 

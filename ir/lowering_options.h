@@ -1,4 +1,6 @@
 // Options of the lowering pipeline (Fusion -> host program) that a user or a workload chooses.
+// They are plain data: they live in ir/ so that the workload catalog (catalog/, which depends on
+// ir only) can carry the options a workload is meant for; passes/ implements them.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // schedules. Each builder validates its sizes, then builds the fusion with ir/ops.h:
 // every tensor gets the mesh {0 .. D-1}, inputs carry their DIDx axes, and the tensors the table
 // names carry the Stream (and DIDx) parallelization; lowering propagates the rest.
-#include "passes/workload.h"
+#include "catalog/workload.h"
 
 #include <algorithm>
 

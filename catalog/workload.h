@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/fusion.h"
-#include "passes/lowering_options.h"
+#include "ir/lowering_options.h"
 
 namespace braid {
 
