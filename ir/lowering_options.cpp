@@ -3,7 +3,12 @@
 namespace braid {
 
 const char* streamProtocolName(StreamProtocol p) {
-  return p == StreamProtocol::kSeparateSyncLoop ? "A" : "B";
+  switch (p) {
+    case StreamProtocol::kSeparateSyncLoop: return "A";
+    case StreamProtocol::kInLoopSync: return "B";
+    case StreamProtocol::kPerIterationJoin: return "C";
+  }
+  return "?";
 }
 
 const char* pipelineKindName(PipelineKind p) { return p == PipelineKind::kCollective ? "collective" : "p2p"; }

@@ -5,7 +5,7 @@
 // there, unless it is a fusion output. Buffers that views alias (full tensors sliced per
 // iteration, rings) are allocated at the top level, before the loop. Inside a loop body the
 // allocation is the always-fresh form (`ALLOCATE(mem_type=...)`), since the legacy form would
-// keep the first iteration's buffer; at the top level protocol A uses the legacy form, as
+// keep the first iteration's buffer; at the top level protocols A and C use the legacy form, as
 // nvFuser's pipeline A does.
 #include <algorithm>
 #include <map>
@@ -131,7 +131,7 @@ class AllocateAndDeallocate : public Pass {
       auto a = std::make_unique<Allocate>();
       a->tv = b;
       a->memType = b->memoryType();
-      a->legacy = depth == 0 && ctx.options.protocol == StreamProtocol::kSeparateSyncLoop;
+      a->legacy = depth == 0 && usesPipelineALoops(ctx.options.protocol);
       if (a->legacy) a->size = localElements(b);
       scope->insert(scope->begin() + static_cast<long>(first), std::move(a));
       changed = true;

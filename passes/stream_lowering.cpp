@@ -456,7 +456,7 @@ class StreamLowering : public Pass {
     const TensorView* ref_f = ctx.origin.at(ref).fusionTv;
     IterDomain* axis = ref->logical()[static_cast<size_t>(logicalAxisOf(ref_f, ParallelType::kStream))];
     auto loop = std::make_unique<ForLoop>();
-    if (ctx.options.protocol == StreamProtocol::kSeparateSyncLoop) {
+    if (usesPipelineALoops(ctx.options.protocol)) {
       loop->index = "StreamIdx";
       loop->domain = axis;
     } else {

@@ -16,7 +16,7 @@ namespace {
 
 struct GoldenCase {
   std::string workload;
-  std::string config;  // A, B, p2p_A, p2p_B, ring_A, ring_B
+  std::string config;  // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B
   int64_t devices = 2;
   int64_t streams = 4;
 };
@@ -35,7 +35,9 @@ WorkloadParams paramsFor(const GoldenCase& c) {
   LoweringOptions& o = p.lowering;
   const std::string& cfg = c.config;
   bool b = cfg.back() == 'B';
-  o.protocol = b ? StreamProtocol::kInLoopSync : StreamProtocol::kSeparateSyncLoop;
+  o.protocol = b ? StreamProtocol::kInLoopSync
+               : cfg.back() == 'C' ? StreamProtocol::kPerIterationJoin
+                                   : StreamProtocol::kSeparateSyncLoop;
   // Protocol B as nvFuser's AssignStreams writes it: streams keyed by the raw index. Ring
   // buffers need modulo indexing.
   o.indexing = b && cfg.rfind("ring", 0) != 0 ? StreamIndexing::kRaw : StreamIndexing::kModulo;
@@ -48,8 +50,8 @@ WorkloadParams paramsFor(const GoldenCase& c) {
 std::vector<GoldenCase> goldenCases() {
   std::vector<GoldenCase> v;
   for (const WorkloadInfo& w : workloadCatalog())
-    for (const char* cfg : {"A", "B"}) v.push_back({w.name, cfg});
-  for (const char* cfg : {"p2p_A", "p2p_B", "ring_A", "ring_B"}) v.push_back({"ag_matmul", cfg});
+    for (const char* cfg : {"A", "B", "C"}) v.push_back({w.name, cfg});
+  for (const char* cfg : {"p2p_A", "p2p_B", "p2p_C", "ring_A", "ring_B"}) v.push_back({"ag_matmul", cfg});
   v.push_back({"mlp", "ring_A"});
   v.push_back({"ag_matmul", "p2p_A", 4, 4});
   return v;
@@ -95,13 +97,13 @@ INSTANTIATE_TEST_SUITE_P(, GoldenTest, ::testing::ValuesIn(goldenCases()), [](co
   return n;
 });
 
-// Every catalog workload lowers for 1..8 devices and 1..8 streams with both protocols (sizes
+// Every catalog workload lowers for 1..8 devices and 1..8 streams with every protocol (sizes
 // chosen to divide as every schedule needs).
 TEST(CatalogTest, EveryWorkloadLowersForOneToEightDevicesAndStreams) {
   for (const WorkloadInfo& info : workloadCatalog())
     for (int64_t d = 1; d <= 8; ++d)
       for (int64_t s = 1; s <= 8; ++s)
-        for (const char* cfg : {"A", "B", "p2p_B", "ring_A"}) {
+        for (const char* cfg : {"A", "B", "C", "p2p_B", "ring_A"}) {
           GoldenCase c{info.name, cfg, d, s};
           WorkloadParams p = paramsFor(c);
           p.m = 705600;  // divisible by every S * D up to 8 * 8

@@ -239,6 +239,30 @@ TEST(StreamLoweringTest, ProtocolBJoinsInATrailingLoop) {
   EXPECT_EQ(roundTrip(p), "");
 }
 
+TEST(StreamLoweringTest, ProtocolCJoinsEveryIterationInsideTheLoop) {
+  Fusion f;
+  singleStreamSet(f);
+  LoweringOptions o;
+  o.protocol = StreamProtocol::kPerIterationJoin;
+  HostProgram p = lower(f, o, 1);
+  // One loop, no separate sync loop and no join loop: fork and join are both in the body.
+  EXPECT_THAT(topLevel(p), ElementsAre("Allocate", "GetCurrentStream", "ForLoop"));
+  EXPECT_TRUE(p.body()[0]->as<Allocate>()->legacy);  // pipeline A's top-level ALLOCATE
+  const ForLoop& work = *p.body()[2]->as<ForLoop>();
+  ASSERT_NE(work.domain, nullptr);  // FOR StreamIdx in iStreamIdx{4}
+  std::vector<std::string> kinds;
+  for (const auto& s : work.body) kinds.push_back(stmtKindName(s->kind()));
+  EXPECT_THAT(kinds, ElementsAre("SetCurrentStream", "Synchronize", "HirAliasSelect", "HirAliasSelect", "HostOp",
+                                 "SetCurrentStream", "Synchronize"));
+  const StreamRef worker = StreamRef::indexed(Scalar::binary(ScalarOp::kMod, Scalar::symbol(work.index),
+                                                             Scalar::symbol(kNumberOfStreams)));
+  EXPECT_EQ(work.body[0]->as<SetCurrentStream>()->stream, worker);
+  EXPECT_EQ(work.body[1]->as<Synchronize>()->stream, StreamRef::named("0"));
+  EXPECT_EQ(work.body[5]->as<SetCurrentStream>()->stream, StreamRef::named("0"));
+  EXPECT_EQ(work.body[6]->as<Synchronize>()->stream, worker);
+  EXPECT_EQ(roundTrip(p), "");
+}
+
 TEST(StreamLoweringTest, ModuloIndexingWithProtocolB) {
   Fusion f;
   singleStreamSet(f);

@@ -71,28 +71,34 @@ VerifyResult check(const HostProgram& p, const Config& c) {
 
 class Catalog : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Catalog, VerifiesFor1To8RanksAnd1To8Streams) {
+constexpr StreamProtocol kProtocols[] = {StreamProtocol::kSeparateSyncLoop, StreamProtocol::kInLoopSync,
+                                         StreamProtocol::kPerIterationJoin};
+
+TEST_P(Catalog, VerifiesFor1To8RanksAnd1To8StreamsUnderEveryProtocol) {
   const std::string name = GetParam();
-  int verified = 0;
-  for (int64_t d = 1; d <= 8; ++d) {
-    for (int64_t s = 1; s <= 8; ++s) {
-      Config c;
-      c.devices = d;
-      c.streams = s;
-      auto p = lowerWorkload(name, c);
-      if (!p) continue;
-      VerifyResult r = check(*p, c);
-      EXPECT_TRUE(r.ok()) << configStr(name, c) << ": " << kinds(r) << "\n" << formatReport(r);
-      ++verified;
+  for (StreamProtocol protocol : kProtocols) {
+    int verified = 0;
+    for (int64_t d = 1; d <= 8; ++d) {
+      for (int64_t s = 1; s <= 8; ++s) {
+        Config c;
+        c.devices = d;
+        c.streams = s;
+        c.protocol = protocol;
+        auto p = lowerWorkload(name, c);
+        if (!p) continue;
+        VerifyResult r = check(*p, c);
+        EXPECT_TRUE(r.ok()) << configStr(name, c) << ": " << kinds(r) << "\n" << formatReport(r);
+        ++verified;
+      }
     }
+    // Sizes are chosen so that every combination lowers.
+    EXPECT_EQ(verified, 64) << name << " protocol " << streamProtocolName(protocol);
   }
-  // Sizes are chosen so that every combination lowers.
-  EXPECT_EQ(verified, 64) << name;
 }
 
 TEST_P(Catalog, VerifiesUnderEveryLoweringOption) {
   const std::string name = GetParam();
-  for (auto protocol : {StreamProtocol::kSeparateSyncLoop, StreamProtocol::kInLoopSync})
+  for (StreamProtocol protocol : kProtocols)
     for (auto indexing : {StreamIndexing::kModulo, StreamIndexing::kRaw})
       for (auto pipeline : {PipelineKind::kCollective, PipelineKind::kP2P})
         for (bool ring : {false, true})
@@ -113,6 +119,27 @@ std::vector<std::string> catalogNames() {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, Catalog, ::testing::ValuesIn(catalogNames()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// Protocol C is race-free but joins every iteration on the main stream, which the next
+// iteration's fork waits on: the verifier must say that its iterations cannot overlap, and must
+// not say it of protocols A and B.
+TEST(CatalogProtocols, OnlyProtocolCSerializesItsIterations) {
+  for (StreamProtocol protocol : kProtocols) {
+    Config c;
+    c.devices = 2;
+    c.streams = 3;
+    c.protocol = protocol;
+    auto p = lowerWorkload("ag_matmul", c);
+    ASSERT_TRUE(p.has_value());
+    VerifyOptions o;
+    o.ranks = c.devices;
+    o.streams = c.streams;
+    VerifyResult r = verifyProgram(*p, o);
+    EXPECT_TRUE(r.ok()) << configStr("ag_matmul", c) << ": " << kinds(r);
+    EXPECT_EQ(r.has(FindingKind::kLostParallelism), protocol == StreamProtocol::kPerIterationJoin)
+        << configStr("ag_matmul", c) << ": " << kinds(r);
+  }
+}
 
 // ---- mutations ----
 
