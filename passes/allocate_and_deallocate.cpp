@@ -107,8 +107,14 @@ class AllocateAndDeallocate : public Pass {
       path.clear();
       collectUses(ctx, p.body(), path, uses, ignored, comm_tensors);
       const std::vector<Path>& ps = uses.at(b);
+      // Buffers of whole tensors (every program tensor that stands for a fusion tensor, outputs
+      // included) live across the iterations of any loop that uses them: the top level. Only
+      // per-iteration chunks and staging copies go into the innermost scope of their uses.
+      const auto origin = ctx.origin.find(b);
+      const bool whole = origin != ctx.origin.end() && ctx.hostTensor.count(origin->second.fusionTv) &&
+                         ctx.hostTensor.at(origin->second.fusionTv) == b;
       size_t depth = 0;
-      if (!view_bases.count(b)) {
+      if (!view_bases.count(b) && !whole && !outputs.count(b)) {
         for (;; ++depth) {
           bool same = true;
           for (const Path& q : ps)

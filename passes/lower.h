@@ -1,5 +1,6 @@
 // The lowering entry point: a scheduled Fusion -> the SPMD host program every rank runs
-// (docs/LOWERING.md). The fusion is annotated in place (propagated shardings).
+// (docs/LOWERING.md). The fusion is rewritten in place (propagated schedules, inserted sets,
+// rfactored reductions): keep another instance to evaluate as the reference.
 #pragma once
 
 #include <cstdint>

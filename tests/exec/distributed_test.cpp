@@ -208,7 +208,7 @@ std::string runCatalog(Communicator& comm) {
           p.streams = s;
           p.m = 2 * s * d;
           p.k = 2 * d;
-          p.n = 3 * d;
+          p.n = 3 * s * d;  // n is cut into S chunks too (matmul_n_chunks)
           p.lowering.protocol = proto;
           p.lowering.pipeline = pipe;
           p.lowering.streams = s;
@@ -322,7 +322,7 @@ std::string runRandomCases(Communicator& comm, int cases, uint64_t seed) {
       p.streams = pick(1, 4);
       p.m = p.streams * d * pick(1, 3);
       p.k = d * pick(1, 3);
-      p.n = d * pick(1, 3);
+      p.n = p.streams * d * pick(1, 3);
       DataType dtypes[] = {DataType::kFloat, DataType::kBFloat16, DataType::kDouble};
       p.dtype = dtypes[pick(0, 2)];
       p.lowering.protocol = pick(0, 1) ? StreamProtocol::kInLoopSync : StreamProtocol::kSeparateSyncLoop;

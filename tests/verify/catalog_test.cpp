@@ -41,7 +41,7 @@ std::optional<HostProgram> lowerWorkload(const std::string& name, const Config& 
   p.streams = c.streams;
   p.m = 2 * c.streams * c.devices;
   p.k = 2 * c.devices;
-  p.n = 2 * c.devices;
+  p.n = 2 * c.streams * c.devices;
   p.lowering.protocol = c.protocol;
   p.lowering.indexing = c.indexing;
   p.lowering.pipeline = c.pipeline;
