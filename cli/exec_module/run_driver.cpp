@@ -1,0 +1,321 @@
+// The `braid run` driver, inside the run module (cli/exec_module.h): it reads the flags' config,
+// lowers a workload on the fly or reads a file, refuses a program that `braid verify` rejects
+// (unless --unsafe), launches or joins the ranks, runs and checks each rank with exec's
+// evaluator (exec/check.h), and turns the outcome into an exit code.
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "cli/exec_module/run_driver.h"
+#include "exec/check.h"
+#include "exec/communicator.h"
+#include "exec/evaluator.h"
+#include "exec/launcher.h"
+#include "ir/error.h"
+#include "ir/host_ir_text.h"
+#include "ir/semantics/interpreter.h"
+#include "passes/lower.h"
+#include "verify/checker.h"
+
+namespace braid::cli {
+
+using namespace braid::exec;
+
+namespace {
+
+// Kills this rank when the run outlives its timeout, naming the statement it is stuck in.
+class Watchdog {
+ public:
+  Watchdog(double seconds, int64_t rank, std::function<std::string()> where) {
+    thread_ = std::thread([this, seconds, rank, where] {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto limit = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+      if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
+      std::string at = where();
+      std::fprintf(stderr, "rank %lld: timed out after %g s%s%s (deadlock, or a peer that is gone)\n",
+                   static_cast<long long>(rank), seconds, at.empty() ? "" : " at ", at.c_str());
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(1);
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// BRAID_EXEC_FAULT=RANK:KIND[:N] makes rank RANK fail before its N-th statement (default 0):
+// KIND exit (dies silently, exit code 17), throw (a braid::Error), hang (sleeps), abort.
+struct Fault {
+  int64_t rank = -1;
+  std::string kind;
+  int64_t at = 0;
+};
+
+std::optional<Fault> parseFault() {
+  const char* v = std::getenv("BRAID_EXEC_FAULT");
+  if (!v || !*v) return std::nullopt;
+  std::string s = v;
+  Fault f;
+  auto c1 = s.find(':');
+  if (c1 == std::string::npos) throw Error("BRAID_EXEC_FAULT=" + s + ": expected RANK:KIND[:N]");
+  f.rank = std::stoll(s.substr(0, c1));
+  auto c2 = s.find(':', c1 + 1);
+  f.kind = s.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
+  if (c2 != std::string::npos) f.at = std::stoll(s.substr(c2 + 1));
+  if (f.kind != "exit" && f.kind != "throw" && f.kind != "hang" && f.kind != "abort")
+    throw Error("BRAID_EXEC_FAULT kind '" + f.kind + "' is not one of exit, throw, hang, abort");
+  return f;
+}
+
+void injectFault(const Fault& f, int64_t rank) {
+  if (f.rank != rank) return;
+  if (f.kind == "exit") std::_Exit(17);
+  if (f.kind == "abort") std::abort();
+  if (f.kind == "hang")
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  throw Error("injected fault (BRAID_EXEC_FAULT)");
+}
+
+bool isFile(const std::string& target) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(target, ec) || target.find(".hir") != std::string::npos ||
+         target.find('/') != std::string::npos;
+}
+
+const char* indexingName(StreamIndexing i) { return i == StreamIndexing::kModulo ? "modulo" : "raw"; }
+
+struct Prepared {
+  HostProgram program;
+  std::optional<Workload> workload;  // the unlowered reference, when there is one
+  int64_t devices = 1;
+  int64_t streams = 4;
+  std::string label;
+};
+
+Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
+  Prepared p;
+  WorkloadParams params = cfg.params;
+  if (!cfg.devicesSet && ranks_hint > 0) params.devices = ranks_hint;
+  if (cfg.streams) params.streams = *cfg.streams;
+  params.lowering.streams = params.streams;
+  if (isFile(cfg.target)) {
+    p.program = parseHostProgramFile(cfg.target);
+    p.devices = sem::ranksFromProgram(p.program);
+    p.streams = cfg.streams.value_or(4);
+    p.label = cfg.target;
+    if (!cfg.referenceWorkload.empty()) {
+      if (!cfg.devicesSet) params.devices = p.devices;
+      p.workload = makeWorkload(cfg.referenceWorkload, params);
+    }
+  } else {
+    // Lowering annotates its fusion in place: lower one instance, keep another as the reference.
+    Workload to_lower = makeWorkload(cfg.target, params);
+    p.workload = makeWorkload(cfg.target, params);
+    p.devices = params.devices;
+    p.streams = p.workload->params.lowering.streams;
+    p.program = lower(*to_lower.fusion, to_lower.params.lowering, params.devices);
+    // Findings (errors, watchdog messages) then point at lines of `braid lower NAME`'s output.
+    assignPrintedLocations(p.program, cfg.target + ".hir");
+    const LoweringOptions& lo = p.workload->params.lowering;
+    std::ostringstream os;
+    os << cfg.target << " (D=" << params.devices << ", S=" << params.streams << ", m=" << params.m
+       << ", k=" << params.k << ", n=" << params.n << ", protocol " << streamProtocolName(lo.protocol) << ", "
+       << indexingName(lo.indexing) << ", " << pipelineKindName(lo.pipeline) << (lo.ringBuffers ? ", ring" : "")
+       << ")";
+    p.label = os.str();
+  }
+  return p;
+}
+
+// A program `braid verify` rejects: running it would give results that depend on timing (or hang).
+struct ProgramRejected {
+  int64_t errors = 0;
+};
+
+// Verifies the program for the sizes it is about to run with, on the run's world and streams;
+// refuses it (rank 0 prints the findings) unless --unsafe.
+void refuseIfRejected(const HostProgram& program, const Bindings& b, int64_t streams, int64_t world, int64_t rank) {
+  verify::VerifyOptions vo;
+  vo.bindings = b;
+  vo.ranks = world;
+  vo.streams = streams;
+  vo.parallelismWarnings = false;
+  verify::VerifyResult r = verify::verifyProgram(program, vo);
+  if (r.ok()) return;
+  if (rank == 0)
+    std::cerr << verify::formatReport(r)
+              << "braid run: refusing to run a program that `braid verify` rejects: its results would depend on "
+                 "timing, or it would hang (--unsafe runs it anyway)\n";
+  throw ProgramRejected{r.errors()};
+}
+
+std::string bindingsStr(const Bindings& b) {
+  std::string s;
+  for (const auto& [k, v] : b) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+// One rank's whole run. Returns the exit code.
+int rankMain(const RunConfig& cfg, const RankEnv& env) {
+  const int64_t rank = env.rank;
+  const int64_t world = env.worldSize;
+  std::atomic<Evaluator*> current{nullptr};
+  Watchdog dog(cfg.timeoutSec, rank, [&current] {
+    Evaluator* e = current.load();
+    return e ? e->currentStatement() : std::string();
+  });
+  std::optional<Fault> fault = parseFault();
+
+  Prepared prep = prepare(cfg, world);
+  HostProgram& program = prep.program;
+  if (prep.devices > world)
+    throw Error(prep.label + " needs " + std::to_string(prep.devices) + " ranks but runs on " + std::to_string(world) +
+                ": run with --ranks " + std::to_string(prep.devices));
+
+  std::unique_ptr<Communicator> comm;
+  if (world == 1) {
+    comm = makeSelfCommunicator();
+  } else {
+    Rendezvous rv;
+    rv.rank = rank;
+    rv.worldSize = world;
+    rv.masterAddr = env.masterAddr;
+    rv.port = env.port;
+    rv.storeIsExternal = env.storeIsExternal;
+    rv.prefix = "braid/" + env.runId;
+    rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeoutSec * 1000));
+    if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
+    comm = makeGlooCommunicator(rv);
+  }
+
+  if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
+  CheckOptions co;
+  co.seed = cfg.seed;
+  co.numberOfStreams = prep.streams;
+  co.bindings = cfg.bindings;
+  co.check = cfg.check;
+  co.tolerance = cfg.tolerance;
+  co.inputFiles = cfg.inputFiles;
+  co.saveOutputs = cfg.saveOutputs;
+  co.current = &current;
+  if (!cfg.unsafe)
+    co.beforeRun = [&](const Bindings& b) { refuseIfRejected(program, b, prep.streams, world, rank); };
+  if (fault)
+    co.onStatement = [&](const Stmt&, int64_t n) {
+      if (n == fault->at) injectFault(*fault, rank);
+    };
+  const Fusion* ref = prep.workload ? prep.workload->fusion.get() : nullptr;
+  CheckResult r = runAndCheck(program, ref, *comm, co);
+  if (rank != 0) return r.ok ? 0 : 1;
+  std::ostringstream os;
+  os << "braid run: " << prep.label << " on " << world << (world == 1 ? " rank" : " ranks") << " ["
+     << comm->backendName() << "], numberOfStreams=" << prep.streams << ", seed " << cfg.seed;
+  if (!cfg.bindings.empty()) os << ", " << bindingsStr(cfg.bindings);
+  os << "\n" << r.report;
+  size_t n = program.outputs().size();
+  if (r.checked) {
+    os << "braid run: " << (r.ok ? "all " : "") << n - static_cast<size_t>(r.failures) << " of " << n
+       << " outputs match the float64 reference\n";
+  } else if (cfg.check) {
+    os << "braid run: no reference for a host IR file (use --reference WORKLOAD to check it); outputs not checked\n";
+  }
+  std::cout << os.str();
+  std::cout.flush();
+  return r.ok ? 0 : 1;
+}
+
+}  // namespace
+
+int runCommand(const RunConfig& cfg) {
+  if (cfg.backend != "cpu")
+    throw Error("--backend " + cfg.backend + " is not available: this build runs on CPU only (--backend cpu)");
+  std::optional<RankEnv> env = detectRankEnv();
+  if (env) {
+    // One rank of a launched job: report errors here and leave at once (a Gloo process group
+    // whose peer is gone could otherwise block in its destructor).
+    int code = 3;
+    try {
+      code = rankMain(cfg, *env);
+    } catch (const ProgramRejected&) {
+      code = 1;
+    } catch (const Error& e) {
+      std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
+      code = 2;
+    } catch (const c10::Error& e) {
+      // ATen's own message, without the C++ backtrace it carries.
+      std::cerr << "rank " << env->rank << ": internal error: " << e.what_without_backtrace() << "\n";
+      code = 3;
+    } catch (const std::exception& e) {
+      std::cerr << "rank " << env->rank << ": internal error: " << e.what() << "\n";
+      code = 3;
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(code);
+  }
+  int64_t ranks = cfg.ranks;
+  if (ranks == 0) {
+    if (isFile(cfg.target)) {
+      ranks = sem::ranksFromProgram(parseHostProgramFile(cfg.target));
+    } else {
+      ranks = cfg.params.devices;
+    }
+  }
+  if (!isFile(cfg.target) && cfg.devicesSet && cfg.ranks > 0 && cfg.params.devices != cfg.ranks)
+    throw Error("--devices " + std::to_string(cfg.params.devices) + " and --ranks " + std::to_string(cfg.ranks) +
+                " disagree: the workload is lowered for one rank per device");
+  if (ranks == 1) {
+    RankEnv local;
+    local.launcher = "local";
+    try {
+      return rankMain(cfg, local);
+    } catch (const ProgramRejected&) {
+      return 1;
+    }
+  }
+  if (!haveGloo())
+    throw Error("braid was built without Gloo: only --ranks 1 runs on CPU (install libgloo-dev and reconfigure)");
+  // Validate the input once here, so bad input fails with one message instead of N.
+  {
+    RunConfig c = cfg;
+    if (!isFile(cfg.target)) {
+      WorkloadParams params = cfg.params;
+      if (!cfg.devicesSet) params.devices = ranks;
+      if (cfg.streams) params.streams = *cfg.streams;
+      makeWorkload(cfg.target, params);
+    } else {
+      parseHostProgramFile(cfg.target);
+    }
+  }
+  SpawnOptions so;
+  so.ranks = ranks;
+  so.timeoutSec = cfg.timeoutSec;
+  so.argv = selfCommandLine();
+  return spawnRanks(so);
+}
+
+}  // namespace braid::cli
