@@ -11,6 +11,7 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   sub.add_option("--m", f.m, "workload size m" + dflt(d.m));
   sub.add_option("--k", f.k, "workload size k" + dflt(d.k));
   sub.add_option("--n", f.n, "workload size n" + dflt(d.n));
+  sub.add_option("--tp", f.tp, "2D-mesh workloads: tensor-parallel width, the mesh's columns (default: 2 if D is even, else 1)");
   sub.add_option("--dtype", f.dtype, "float, double, half, bf16, int, int64_t (default " +
                                          std::string(dataTypeName(d.dtype)) + ")");
   sub.add_option("--protocol", f.protocol, "stream protocol: A (separate sync loop), B (in-loop sync + join loop) or C (in-loop sync + per-iteration join)");
@@ -31,6 +32,7 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   size(f.m, p.m, "--m");
   size(f.k, p.k, "--k");
   size(f.n, p.n, "--n");
+  size(f.tp, p.tp, "--tp");
   p.lowering.streams = p.streams;
   if (!f.dtype.empty()) {
     auto t = parseDataType(f.dtype == "fp32" ? "float" : f.dtype);
