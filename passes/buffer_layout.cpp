@@ -65,6 +65,20 @@ std::vector<LayoutAxis> bufferLayout(const TensorView* tv, bool per_iteration) {
   return out;
 }
 
+bool canChunk(const TensorView* tv, const AxisPath& path) {
+  AxisPath parent = path;
+  if (!parent.steps.empty()) {
+    const SplitStep last = parent.steps.back();
+    if (!last.outer || last.innerSplit) return false;
+    parent.steps.pop_back();
+  }
+  for (const LayoutAxis& a : bufferLayout(tv, false)) {
+    auto p = axisPath(tv, a.id);
+    if (p && (*p == path || *p == parent)) return true;
+  }
+  return false;
+}
+
 int layoutPosition(const std::vector<LayoutAxis>& layout, const IterDomain* id) {
   for (size_t i = 0; i < layout.size(); ++i)
     if (layout[i].id == id) return static_cast<int>(i);

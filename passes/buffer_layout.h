@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/fusion.h"
+#include "passes/schedule.h"
 
 namespace braid {
 
@@ -27,6 +28,11 @@ struct LayoutAxis {
 // Throws NotLowerableError when a device or Stream axis cannot be exposed in place (a merge of
 // axes that the layout no longer holds side by side).
 std::vector<LayoutAxis> bufferLayout(const TensorView* tv, bool per_iteration);
+
+// Whether a whole buffer of `tv` can be viewed chunk by chunk along `path` (the derivation of a
+// Stream axis, relative to tv's logical domain): the buffer has that axis, or the axis its last
+// split cuts (an outer split).
+bool canChunk(const TensorView* tv, const AxisPath& path);
 
 // The position in `layout` of `id`, or -1.
 int layoutPosition(const std::vector<LayoutAxis>& layout, const IterDomain* id);

@@ -15,6 +15,7 @@
 //    input; the set takes the input to the output's schedule (replayed on the input's mapped
 //    axes) and the op becomes local.
 #include "ir/error.h"
+#include "passes/buffer_layout.h"
 #include "passes/communication_classifier.h"
 #include "passes/fusion_utils.h"
 #include "passes/pass.h"
@@ -148,6 +149,9 @@ TensorView* reshardedCopy(Fusion& f, Expr& e, size_t k) {
       if (id == nullptr) continue;
       auto on_in = pathToProducer(e, k, requireAxisPath(out, id));
       if (!on_in) continue;
+      // A Stream axis only when the input can be read chunk by chunk along it; otherwise the
+      // resharding happens once, before the loop, and the loop reads chunks of its result.
+      if (p == ParallelType::kStream && !canChunk(in, *on_in)) continue;
       auto on_copy = pathToConsumer(set, 0, *on_in);
       if (!on_copy || copy->logical()[static_cast<size_t>(on_copy->base[0])]->isBroadcast()) continue;
       if (parallelLoopAxis(copy, p, false) != nullptr) continue;

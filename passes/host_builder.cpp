@@ -53,7 +53,9 @@ TensorView* cloneLayout(LoweringContext& ctx, const TensorView* ft, const std::v
 }
 
 bool hasLocalExtentOne(const LoweringContext& ctx, const IterDomain* id) {
-  return hasLocalExtentOne(id) || ctx.unitAxes.count(id) > 0;
+  if (auto it = ctx.chunkAxisExtent.find(id); it != ctx.chunkAxisExtent.end())
+    return it->second.constValue() == std::optional<int64_t>(1);
+  return hasLocalExtentOne(id);
 }
 
 Scalar chunkExtent(const Scalar& extent, const Scalar& chunks, const Scalar& index) {

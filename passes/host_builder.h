@@ -22,8 +22,8 @@ TensorView* cloneTensor(Fusion& into, const TensorView* src, int drop, int name,
 TensorView* cloneLayout(LoweringContext& ctx, const TensorView* ft, const std::vector<LayoutAxis>& layout, int drop,
                         int name, bool same_ids, MemoryType mem);
 
-// An axis has one element per rank: device-parallel, broadcast, constant extent 1, or a unit axis
-// of a view (LoweringContext::unitAxes).
+// An axis has one element per rank: device-parallel, broadcast, constant extent 1; for the chunked
+// axis of a view, when its chunk is one element (LoweringContext::chunkAxisExtent).
 bool hasLocalExtentOne(const LoweringContext& ctx, const IterDomain* id);
 
 // A fresh contiguous buffer (global memory) holding what `t` holds: for a ShardByStream view, its

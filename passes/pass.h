@@ -68,9 +68,10 @@ struct LoweringContext {
   std::map<int, std::vector<const Expr*>> unitExprs;     // HostUnit id -> its fusion exprs
   std::map<const TensorView*, TensorView*> viewBase;     // view -> the buffer it aliases
   std::set<const TensorView*> nonContiguousViews;
-  // Program axes that hold one element per rank although their printed extent is larger: the
-  // Stream axis of a ShardByStream view whose chunks are single elements of that axis.
-  std::set<const IterDomain*> unitAxes;
+  // Program axes whose data extent is not their printed one: the chunked axis of a ShardByStream
+  // view prints the chunk count and holds one chunk (a single element when the buffer had the
+  // Stream axis itself).
+  std::map<const IterDomain*, Scalar> chunkAxisExtent;
   // ShardByStream views: the chunked program axis and the chunk's extent there (a function of the
   // chunk index when the last chunk is shorter), for buffers that copy a chunk.
   std::map<const TensorView*, std::pair<int, Scalar>> chunkAxis;

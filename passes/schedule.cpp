@@ -167,6 +167,8 @@ IterDomain* walkPath(TensorView* tv, const AxisPath& path, bool apply, std::stri
     int pc = loopPosition(tv, cur), pn = loopPosition(tv, next);
     if (u != uses.end() || uses.count(next) || pc < 0 || pn != pc + 1)
       return fail(cur->str() + " and " + next->str() + " of " + tvLabel(tv) + " are not adjacent loop axes to merge");
+    if (cur->isReduction() != next->isReduction())
+      return fail(cur->str() + " and " + next->str() + " of " + tvLabel(tv) + " mix a reduction and an iteration axis");
     if (!apply) return cur;
     tv->merge(pc);
     cur = tv->loop()[static_cast<size_t>(pc)];

@@ -73,7 +73,7 @@ std::pair<TensorView*, int> StreamViews::chunk(TensorView* t, const AxisPath& pa
     TensorView* v = cloneTensor(f, t, -1, -1, false, MemoryType::kLocal);
     IterDomain* axis = v->logical()[static_cast<size_t>(q)];
     axis->parallelize(ParallelType::kStream);
-    ctx_.unitAxes.insert(axis);
+    ctx_.chunkAxisExtent[axis] = Scalar(1);
     ctx_.origin[v] = o;
     ctx_.chunkAxis[v] = {q, Scalar(1)};
     return shard(v, q);
@@ -87,13 +87,16 @@ std::pair<TensorView*, int> StreamViews::chunk(TensorView* t, const AxisPath& pa
       // The buffer holds the axis the Stream axis splits: chunk i of S along it.
       TensorView* v = cloneTensor(f, t, -1, -1, false, MemoryType::kLocal);
       std::vector<IterDomain*> dom = v->logical();
-      dom[static_cast<size_t>(q)] = f.newIterDomain(last.factor, IterType::kIteration, ParallelType::kStream);
+      IterDomain* axis = f.newIterDomain(last.factor, IterType::kIteration, ParallelType::kStream);
+      dom[static_cast<size_t>(q)] = axis;
       v->setLogical(dom);
       v->setLoop(dom);
       AxisOrigin vo = o;
       vo.paths[static_cast<size_t>(q)].steps.push_back(SplitStep{last.factor, false, false});
       ctx_.origin[v] = vo;
-      ctx_.chunkAxis[v] = {q, chunkExtent(t->logical()[static_cast<size_t>(q)]->extent(), last.factor, sidx_)};
+      const Scalar extent = chunkExtent(t->logical()[static_cast<size_t>(q)]->extent(), last.factor, sidx_);
+      ctx_.chunkAxis[v] = {q, extent};
+      ctx_.chunkAxisExtent[axis] = extent;
       return shard(v, q);
     }
   }
