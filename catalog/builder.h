@@ -22,6 +22,11 @@ void needDivisible(const std::string& name, const char* what, int64_t value, con
 // no chunk empty: "allreduce needs m=6 to give 4 non-empty chunks of ceilDiv(6, 4) = 2 (S=4, D=2)".
 void needChunks(const std::string& name, const char* what, int64_t value, int64_t chunks, const WorkloadParams& p);
 
+// The tensor-parallel width of a 2D mesh (WorkloadParams::tp; 0: 2 when D is even, else 1), and
+// the mesh {0 .. D-1} shaped [dp, tp] (rows DIDy, columns DIDx).
+int64_t meshColumns(const WorkloadParams& p);
+DeviceMesh meshOf(int64_t devices, int64_t dp, int64_t tp);
+
 class Builder {
  public:
   Builder(std::string name, const WorkloadParams& p);
@@ -48,7 +53,7 @@ class Builder {
 };
 
 // The catalog's entries, by family, in a stable order.
-std::vector<WorkloadInfo> collectiveWorkloads();  // single_set, allgather, allreduce, reduce_scatter
+std::vector<WorkloadInfo> collectiveWorkloads();  // single_set, allgather, allreduce, reduce_scatter, allgather_2d
 std::vector<WorkloadInfo> streamWorkloads();      // matmul_n_chunks, two_matmuls_inlinable / _not_inlinable
 std::vector<WorkloadInfo> overlapWorkloads();     // ag_matmul, ag_linear_bias, matmul_ar, matmul_rs, matmul_rs_reduce
 std::vector<WorkloadInfo> tensorParallelWorkloads();  // row/column-parallel linear, mlp, tp_dp_mlp

@@ -59,6 +59,28 @@ Workload buildReduceScatter(const WorkloadParams& p) {
   return b.finish();
 }
 
+// The allgather on a 2D mesh [D/tp, tp]: T0's rows sharded over the mesh's rows (DIDy) within
+// each of S chunks, its columns over the mesh's columns (DIDx); T1 keeps the column sharding and
+// gathers the rows: per chunk an Allgather within each column of the mesh (a sub-team per column).
+Workload buildAllgather2d(const WorkloadParams& p) {
+  const std::string name = "allgather_2d";
+  const int64_t tp = meshColumns(p);
+  needDivisible(name, "devices", p.devices, "tp", tp, p);
+  const int64_t dp = p.devices / tp;
+  needDivisible(name, "m", p.m, "streams*devices/tp", p.streams * dp, p);
+  needDivisible(name, "n", p.n, "tp", tp, p);
+  WorkloadParams q = p;
+  q.tp = tp;
+  Builder b(name, q, meshOf(p.devices, dp, tp));
+  TensorView* t0 = b.input({p.m, p.n});
+  t0->outerSplit(0, b.S())->outerSplit(1, dp)->parallelize(1, ParallelType::kDIDy);  // [S, dp, m/(S*dp), n]
+  t0->outerSplit(3, tp)->parallelize(3, ParallelType::kDIDx);                         // [.., tp, n/tp]
+  TensorView* t1 = b.output(set(t0), true);
+  t1->outerSplit(0, b.S())->parallelize(0, ParallelType::kStream);
+  t1->outerSplit(2, tp)->parallelize(2, ParallelType::kDIDx);  // [S, m/S, tp, n/tp]
+  return b.finish();
+}
+
 }  // namespace
 
 std::vector<WorkloadInfo> collectiveWorkloads() {
@@ -72,6 +94,10 @@ std::vector<WorkloadInfo> collectiveWorkloads() {
       {"reduce_scatter",
        "T1 = sum(T0, {0}) over T0 [DIDx(D), m, n], T1's rows split [S, DIDx(D), m/(S*D)]; a ReduceScatter per chunk",
        buildReduceScatter},
+      {"allgather_2d",
+       "T1 = set(T0) on a 2D mesh [D/tp, tp]: rows sharded over DIDy, columns over DIDx; per chunk an Allgather "
+       "within each column of the mesh",
+       buildAllgather2d},
   };
 }
 

@@ -61,17 +61,15 @@ Workload buildMlp(const WorkloadParams& p) {
 // partial sums are Allreduced within each row of the mesh (a sub-team per row).
 Workload buildTpDpMlp(const WorkloadParams& p) {
   const std::string name = "tp_dp_mlp";
-  const int64_t tp = p.tp > 0 ? p.tp : (p.devices % 2 == 0 ? 2 : 1);
+  const int64_t tp = meshColumns(p);
   needDivisible(name, "devices", p.devices, "tp", tp, p);
   const int64_t dp = p.devices / tp;
   needDivisible(name, "m", p.m, "devices/tp", dp, p);
   needDivisible(name, "n", p.n, "tp", tp, p);
   needChunks(name, "m/dp", p.m / dp, p.streams, p);
-  std::vector<int64_t> devices(static_cast<size_t>(p.devices));
-  for (int64_t i = 0; i < p.devices; ++i) devices[static_cast<size_t>(i)] = i;
   WorkloadParams q = p;
   q.tp = tp;
-  Builder b(name, q, DeviceMesh(devices, {dp, tp}));
+  Builder b(name, q, meshOf(p.devices, dp, tp));
   TensorView* x = b.input({p.m, p.k});
   TensorView* w1 = b.input({p.n, p.k});
   TensorView* w2 = b.input({p.k, p.n});

@@ -52,6 +52,14 @@ void needChunks(const std::string& name, const char* what, int64_t value, int64_
                 std::to_string(chunk) + " (" + paramsStr(p) + ")");
 }
 
+int64_t meshColumns(const WorkloadParams& p) { return p.tp > 0 ? p.tp : (p.devices % 2 == 0 ? 2 : 1); }
+
+DeviceMesh meshOf(int64_t devices, int64_t dp, int64_t tp) {
+  std::vector<int64_t> ids(static_cast<size_t>(devices));
+  for (int64_t i = 0; i < devices; ++i) ids[static_cast<size_t>(i)] = i;
+  return DeviceMesh(std::move(ids), {dp, tp});
+}
+
 Builder::Builder(std::string name, const WorkloadParams& p) : Builder(std::move(name), p, DeviceMesh::range(p.devices)) {}
 
 Builder::Builder(std::string name, const WorkloadParams& p, DeviceMesh mesh)

@@ -38,7 +38,7 @@ std::string n(int64_t v) { return std::to_string(v); }
 using testing::errorOf;
 
 const std::vector<std::string> kNames = {
-    "single_set", "allgather", "allreduce", "reduce_scatter", "matmul_n_chunks", "two_matmuls_inlinable",
+    "single_set", "allgather", "allreduce", "reduce_scatter", "allgather_2d", "matmul_n_chunks", "two_matmuls_inlinable",
     "two_matmuls_not_inlinable", "ag_matmul", "ag_linear_bias", "matmul_ar", "matmul_rs", "matmul_rs_reduce",
     "row_parallel_linear", "column_parallel_linear", "mlp", "tp_dp_mlp"};
 

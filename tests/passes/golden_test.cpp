@@ -63,8 +63,9 @@ std::vector<GoldenCase> goldenCases() {
   for (const char* cfg : {"p2p_A", "p2p_B", "p2p_C", "ring_A", "ring_B"}) v.push_back({"ag_matmul", cfg});
   v.push_back({"mlp", "ring_A"});
   v.push_back({"ag_matmul", "p2p_A", 4, 4});
-  // A 2D mesh [2, 2]: Allreduces within each row, one IF per team.
+  // A 2D mesh [2, 2]: Allreduces within each row, Allgathers within each column, one IF per team.
   for (const char* cfg : {"A", "B"}) v.push_back({"tp_dp_mlp", cfg, 4, 2});
+  v.push_back({"allgather_2d", "B", 4, 2});
   // Chunks that do not divide: 66 rows in 4 chunks of ceilDiv(66, 4) = 17, the last one 15.
   for (const char* w : {"allreduce", "row_parallel_linear", "two_matmuls_inlinable"}) v.push_back({w, "B", 2, 4, 66});
   return v;

@@ -327,7 +327,8 @@ bool freeBeforeJoin(HostProgram& p, size_t k, const Config&) {
 bool rankDependentCollective(HostProgram& p, size_t k, const Config& c) {
   if (k > 0 || c.devices < 2) return false;
   for (const Pos& pos : positions(p)) {
-    if (!at(pos)->is<Communication>()) continue;
+    // A guard on a one-rank team's collective (a 2D mesh with one row) changes nothing.
+    if (!at(pos)->is<Communication>() || at(pos)->as<Communication>()->team.size() < 2) continue;
     auto guard = std::make_unique<IfThenElse>();
     guard->predicate = eq(Scalar::symbol(kDeviceIdxX), Scalar(0));
     guard->thenBody.push_back(std::move((*pos.scope)[pos.index]));
