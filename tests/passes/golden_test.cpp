@@ -9,6 +9,7 @@
 
 #include "catalog/workload.h"
 #include "ir/host_ir_text.h"
+#include "lowering_test_util.h"
 #include "passes/lower.h"
 
 namespace braid {
@@ -89,18 +90,7 @@ TEST_P(GoldenTest, MatchesGoldenFile) {
   std::string why;
   EXPECT_TRUE(structurallyEqual(prog, parseHostProgram(text, goldenPath(c)), &why)) << why;
 
-  const std::string path = goldenPath(c);
-  const char* update = std::getenv("BRAID_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << text;
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with BRAID_UPDATE_GOLDEN=1 to create it)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(text, expected.str()) << "lowering of " << c.workload << " (" << c.config << ") changed; if intended, "
-                                  << "regenerate with BRAID_UPDATE_GOLDEN=1 and review the diff";
+  BRAID_EXPECT_GOLDEN(goldenPath(c), text, "lowering of " + c.workload + " (" + c.config + ")");
 }
 
 INSTANTIATE_TEST_SUITE_P(, GoldenTest, ::testing::ValuesIn(goldenCases()),

@@ -14,6 +14,7 @@
 #include "ir/host_ir_text.h"
 #include "ir/ops.h"
 #include "passes/fusion_utils.h"
+#include "lowering_test_util.h"
 #include "passes/pass_manager.h"
 
 namespace braid {
@@ -216,18 +217,8 @@ TEST_P(PassGoldenTest, OnePassAtATime) {
   }
   EXPECT_TRUE(r.changed) << c.pass << " reported no change";
   const std::string text = "// after pass " + c.pass + "\n" + r.notes + r.after;
-  const std::string path = std::string(BRAID_TEST_DATA_DIR) + "/passes/golden/passes/" + c.name + ".txt";
-  const char* update = std::getenv("BRAID_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << text;
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with BRAID_UPDATE_GOLDEN=1 to create it)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(text, expected.str()) << c.pass << " on " << c.name << " changed; if intended, regenerate with "
-                                  << "BRAID_UPDATE_GOLDEN=1 and review the diff";
+  BRAID_EXPECT_GOLDEN(std::string(BRAID_TEST_DATA_DIR) + "/passes/golden/passes/" + c.name + ".txt", text,
+                      c.pass + " on " + c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(, PassGoldenTest, ::testing::ValuesIn(cases()),
