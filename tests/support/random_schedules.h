@@ -56,7 +56,14 @@ inline ScheduledCase randomScheduledFusion(std::mt19937_64& rng, int64_t devices
   TensorView* x = input();
   const int64_t ops = pick(1, 3);
   for (int64_t i = 0; i < ops; ++i) {
-    switch (pick(0, 4)) {
+    const int64_t op = pick(0, 9);
+    if (op == 9) {
+      // Through a merge and a split of all axes (shardings follow the outermost axis).
+      x = reshape(reshape(x, {m * n}), {m, n});
+      label += " reshape(flat)";
+      continue;
+    }
+    switch (op % 5) {
       case 0: x = neg(x); label += " neg"; break;
       case 1: x = relu(x); label += " relu"; break;
       case 2: x = add(x, input()); label += " add"; break;
