@@ -107,7 +107,6 @@ TEST(LoweringPropertyTest, RandomFusionsLowerOrSayWhyNot) {
 // with no error for their world size and stream count, or fail with a NotLowerableError. At
 // least a third of them must lower (the generator also draws what nvFuser refuses too, such as
 // gathering a column-sharded tensor: "Resharding on an inner axis").
-
 TEST(LoweringPropertyTest, SplitAndMergedSchedulesLowerAndVerify) {
   int lowered = 0, refused = 0;
   const bool ok = rc::check("split and merged schedules lower and verify", [&] {
