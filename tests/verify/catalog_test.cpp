@@ -120,6 +120,36 @@ std::vector<std::string> catalogNames() {
 INSTANTIATE_TEST_SUITE_P(Workloads, Catalog, ::testing::ValuesIn(catalogNames()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
+// Stream chunks that do not divide (the last one shorter: ShardByStream's ceilDiv rule) verify
+// for every workload whose schedule allows them, under every protocol.
+TEST(CatalogShorterChunks, VerifyUnderEveryProtocol) {
+  int verified = 0;
+  for (const char* name : {"single_set", "allreduce", "matmul_ar", "row_parallel_linear", "column_parallel_linear",
+                           "mlp", "two_matmuls_inlinable", "tp_dp_mlp"})
+    for (StreamProtocol protocol : kProtocols)
+      for (int64_t d : {1, 2, 4})
+        for (int64_t s : {2, 3, 4}) {
+          WorkloadParams p;
+          p.devices = d;
+          p.streams = s;
+          p.m = d * (s * s + 1);  // s*s+1 rows per rank: chunks of s+1, the last one shorter
+          p.k = 2 * d;
+          p.n = 2 * d;
+          p.lowering.protocol = protocol;
+          p.lowering.streams = s;
+          Workload w = makeWorkload(name, p);
+          HostProgram h = lower(*w.fusion, w.params.lowering, d);
+          Config c;
+          c.devices = d;
+          c.streams = s;
+          c.protocol = protocol;
+          VerifyResult r = check(h, c);
+          EXPECT_TRUE(r.ok()) << configStr(name, c) << " m=" << p.m << ": " << kinds(r) << "\n" << formatReport(r);
+          ++verified;
+        }
+  EXPECT_EQ(verified, 8 * 3 * 3 * 3);
+}
+
 // Protocol C is race-free but joins every iteration on the main stream, which the next
 // iteration's fork waits on: the verifier must say that its iterations cannot overlap, and must
 // not say it of protocols A and B.
