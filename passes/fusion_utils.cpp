@@ -144,12 +144,6 @@ int logicalPosition(const TensorView* tv, const IterDomain* id) {
   return it == l.end() ? -1 : static_cast<int>(it - l.begin());
 }
 
-int logicalAxisOf(const TensorView* tv, ParallelType p) {
-  for (size_t i = 0; i < tv->logical().size(); ++i)
-    if (tv->logical()[i]->parallelType() == p) return static_cast<int>(i);
-  return -1;
-}
-
 bool hasParallelAxes(const TensorView* tv) {
   for (const IterDomain* id : tv->loop())
     if (id->parallelType() != ParallelType::kSerial) return true;
