@@ -6,11 +6,11 @@
 #include <fstream>
 #include <iostream>
 
+#include "catalog/workload.h"
 #include "cli/command.h"
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 #include "verify/checker.h"
 
 namespace braid::cli {

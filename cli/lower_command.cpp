@@ -3,12 +3,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "catalog/workload.h"
 #include "cli/command.h"
 #include "cli/workload_flags.h"
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 
 namespace braid::cli {
 namespace {

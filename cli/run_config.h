@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "catalog/workload.h"
 #include "ir/scalar.h"
-#include "passes/workload.h"
 
 namespace braid::cli {
 

@@ -11,9 +11,10 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   sub.add_option("--m", f.m, "workload size m" + dflt(d.m));
   sub.add_option("--k", f.k, "workload size k" + dflt(d.k));
   sub.add_option("--n", f.n, "workload size n" + dflt(d.n));
+  sub.add_option("--tp", f.tp, "2D-mesh workloads: tensor-parallel width, the mesh's columns (default: 2 if D is even, else 1)");
   sub.add_option("--dtype", f.dtype, "float, double, half, bf16, int, int64_t (default " +
                                          std::string(dataTypeName(d.dtype)) + ")");
-  sub.add_option("--protocol", f.protocol, "stream protocol: A (separate sync loop) or B (in-loop sync + join loop)");
+  sub.add_option("--protocol", f.protocol, "stream protocol: A (separate sync loop), B (in-loop sync + join loop) or C (in-loop sync + per-iteration join)");
   sub.add_option("--indexing", f.indexing, "worker streams: modulo (i % numberOfStreams) or raw (i)");
   sub.add_option("--pipeline", f.pipeline, "DID -> Stream pipelines: collective or p2p");
   sub.add_flag("--ring", f.ring, "allocate stream-loop intermediates as a ring of numberOfStreams slices");
@@ -31,6 +32,7 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   size(f.m, p.m, "--m");
   size(f.k, p.k, "--k");
   size(f.n, p.n, "--n");
+  size(f.tp, p.tp, "--tp");
   p.lowering.streams = p.streams;
   if (!f.dtype.empty()) {
     auto t = parseDataType(f.dtype == "fp32" ? "float" : f.dtype);
@@ -40,7 +42,8 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   if (!f.protocol.empty()) {
     if (f.protocol == "A" || f.protocol == "a") p.lowering.protocol = StreamProtocol::kSeparateSyncLoop;
     else if (f.protocol == "B" || f.protocol == "b") p.lowering.protocol = StreamProtocol::kInLoopSync;
-    else throw Error("--protocol must be A or B, got '" + f.protocol + "'");
+    else if (f.protocol == "C" || f.protocol == "c") p.lowering.protocol = StreamProtocol::kPerIterationJoin;
+    else throw Error("--protocol must be A, B or C, got '" + f.protocol + "'");
   }
   if (!f.indexing.empty()) {
     if (f.indexing == "modulo") p.lowering.indexing = StreamIndexing::kModulo;

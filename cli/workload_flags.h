@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "catalog/workload.h"
 #include "ir/scalar.h"
-#include "passes/workload.h"
 
 namespace braid::cli {
 
@@ -19,13 +19,14 @@ struct WorkloadFlags {
   int64_t devices = kUnset;
   int64_t streams = kUnset;
   int64_t m = kUnset, k = kUnset, n = kUnset;
+  int64_t tp = kUnset;
   bool has(int64_t v) const { return v != kUnset; }
   std::string dtype, protocol, indexing, pipeline;
   bool ring = false;
   bool noDealloc = false;
 };
 
-// Adds --devices --streams --m --k --n --dtype --protocol --indexing --pipeline --ring
+// Adds --devices --streams --m --k --n --tp --dtype --protocol --indexing --pipeline --ring
 // --no-dealloc to `sub`; `defaults` is only shown in the help text.
 void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams& defaults);
 

@@ -1,5 +1,5 @@
 # Install rules and an exported CMake package: another project can
-#   find_package(braid) ; target_link_libraries(app PRIVATE braid::ir braid::passes ...)
+#   find_package(braid) ; target_link_libraries(app PRIVATE braid::ir braid::catalog braid::passes ...)
 include(CMakePackageConfigHelpers)
 install(EXPORT braidTargets NAMESPACE braid:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/braid)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/braidConfig.cmake.in

@@ -14,6 +14,7 @@
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
 #include "ir/semantics/buffer_rules.h"
+#include "passes/buffer_layout.h"
 
 namespace braid::exec {
 
@@ -74,11 +75,28 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
       std::vector<int64_t> rs = fullShape(*ref->inputs()[i], b, true);
       size_t axes = 0;
       for (IterDomain* id : sem::bufferDomain(ptv)) axes += id->isReduction() ? 0 : 1;
-      if (axes != rs.size())
+      // The program's buffer is the logical tensor, or the buffer the lowering makes of it (a
+      // device axis split off a logical axis, as nvFuser prints outer splits).
+      std::vector<int64_t> bs;
+      for (const LayoutAxis& a : bufferLayout(ref->inputs()[i], false))
+        if (!a.id->isReduction()) bs.push_back(a.id->isBroadcast() ? 1 : a.id->extent().evaluate(b));
+      if (axes == rs.size() || axes == bs.size()) {
+        inferSymbols(ptv, axes == rs.size() ? rs : bs, true, b);
+        continue;
+      }
+      // Otherwise the buffer must hold as many elements (a merge the lowering made for its
+      // Stream chunks); toBufferLayout reshapes into it.
+      int64_t have = 1, want = 1;
+      for (int64_t e : rs) want *= e;
+      try {
+        for (int64_t e : fullShape(ptv, b)) have *= e;
+      } catch (const Error&) {
+        have = -1;
+      }
+      if (have != want)
         throw Error("input " + ptv.nameStr() + " has " + std::to_string(axes) + " axes but the reference's input " +
-                    std::to_string(i) + " has shape " + shapeStr(rs) +
-                    ": the program does not have the reference workload's layout");
-      inferSymbols(ptv, rs, true, b);
+                    std::to_string(i) + " has shape " + shapeStr(rs) + " (laid out as a buffer: " + shapeStr(bs) +
+                    "): the program does not have the reference workload's layout");
     }
   // Inputs: full tensors (from files or the seed), the same on every rank; each rank runs on its slice.
   // Inputs loaded from files also determine the symbols their extents name.
@@ -102,7 +120,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
                   shapeStr(shape));
     }
     full_inputs.push_back(full);
-    local_inputs.push_back(sliceForRank(full, ptv, rank, toScalarType(ptv.dtype())));
+    local_inputs.push_back(sliceForRank(ref ? toBufferLayout(full, ptv, b) : full, ptv, rank, toScalarType(ptv.dtype())));
   }
 
   if (opt.beforeRun) opt.beforeRun(b);
@@ -151,7 +169,8 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
         const TensorView& ptv = *program.outputs()[o];
         std::vector<int64_t> shape = result.checked ? fullShape(*ref->outputs()[o], b, true) : fullShape(ptv, scalars);
         std::string replica;
-        at::Tensor full = assembleFull(per_rank[o], ptv, shape, &replica);
+        std::vector<int64_t> buffer_shape = fullShape(ptv, scalars);
+        at::Tensor full = assembleFull(per_rank[o], ptv, buffer_shape, &replica).reshape(shape);
         os << "  " << ptv.nameStr() << " " << shapeStr(full.sizes()) << ": ";
         if (!replica.empty()) {
           os << "MISMATCH: " << replica << "\n";

@@ -30,6 +30,17 @@ std::vector<int64_t> fullShape(const TensorView& tv, const Bindings& b, bool log
   return sem::bufferShape(tv, b, mode);
 }
 
+at::Tensor toBufferLayout(const at::Tensor& full, const TensorView& tv, const Bindings& b) {
+  std::vector<int64_t> shape = fullShape(tv, b);
+  if (full.sizes().vec() == shape) return full;
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  if (n != full.numel())
+    throw Error(tv.nameStr() + "'s buffer has the full shape " + shapeStr(shape) + " but the reference's tensor has " +
+                shapeStr(full.sizes()) + ": the program does not have the reference workload's layout");
+  return full.reshape(shape);
+}
+
 ShardAxes shardAxesOf(const TensorView& tv, int64_t rank) {
   ShardAxes a;
   int64_t pos = 0;

@@ -33,6 +33,12 @@ struct ShardAxes {
 };
 ShardAxes shardAxesOf(const TensorView& tv, int64_t rank);
 
+// `full` (a logical tensor of the reference) as the full buffer of program tensor `tv`: braid's
+// lowering keeps buffers in logical order, so a buffer whose axes split or merge logical ones
+// (a device axis split off a logical axis) is the logical tensor reshaped. Throws Error when the
+// element counts differ.
+at::Tensor toBufferLayout(const at::Tensor& full, const TensorView& tv, const Bindings& b);
+
 // Rank's slice of a full tensor (device-parallel axes narrowed to size 1), contiguous, in `type`.
 at::Tensor sliceForRank(const at::Tensor& full, const TensorView& tv, int64_t rank, at::ScalarType type);
 

@@ -59,7 +59,7 @@ IterDomain* freshLike(Fusion* f, const IterDomain* id) {
 
 TensorView* newOutput(TensorView* first_input, std::vector<IterDomain*> logical, DataType dtype) {
   TensorView* out = first_input->fusion()->newTensor(std::move(logical), dtype);
-  if (first_input->hasDeviceMesh()) out->setDeviceMesh(*first_input->deviceMesh());
+  if (first_input->hasDeviceMesh()) out->inheritDeviceMesh(*first_input->deviceMesh());
   return out;
 }
 

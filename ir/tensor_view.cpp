@@ -96,9 +96,13 @@ TensorView* TensorView::reorder(const std::unordered_map<int, int>& old_to_new) 
 TensorView* TensorView::parallelize(int axis, ParallelType p) {
   IterDomain* id = this->axis(axis);
   if (p != ParallelType::kSerial) {
-    for (IterDomain* other : loop_)
-      if (other != id && other->parallelType() == p)
-        throw Error(nameStr() + " already has a loop axis parallelized on " + std::string(parallelTypeName(p)));
+    for (IterDomain* other : loop_) {
+      if (other == id || other->parallelType() != p) continue;
+      // A device type may shard one iteration axis and one reduction axis.
+      if (isDeviceParallel(p) && other->isReduction() != id->isReduction()) continue;
+      throw Error(nameStr() + " already has a loop axis parallelized on " + std::string(parallelTypeName(p)) + " (" +
+                  other->str() + ")");
+    }
   }
   id->parallelize(p);
   return this;
@@ -106,6 +110,13 @@ TensorView* TensorView::parallelize(int axis, ParallelType p) {
 
 TensorView* TensorView::setDeviceMesh(DeviceMesh mesh) {
   mesh_ = std::move(mesh);
+  user_mesh_ = true;
+  return this;
+}
+
+TensorView* TensorView::inheritDeviceMesh(DeviceMesh mesh) {
+  mesh_ = std::move(mesh);
+  user_mesh_ = false;
   return this;
 }
 

@@ -48,6 +48,10 @@ class TensorView {
 
   const std::optional<DeviceMesh>& deviceMesh() const { return mesh_; }
   bool hasDeviceMesh() const { return mesh_.has_value(); }
+  // Whether the mesh was given with setDeviceMesh (by the user), rather than taken over from an
+  // op's first input. Sharding propagation treats a tensor with a user-given mesh as scheduled by
+  // the user, as nvFuser treats a tensor with a mesh.
+  bool hasUserMesh() const { return mesh_.has_value() && user_mesh_; }
 
   Expr* definition() const { return definition_; }
   const std::vector<Expr*>& uses() const { return uses_; }
@@ -59,13 +63,24 @@ class TensorView {
   // Splits loop axis `axis` by `factor`. inner_split: factor is the inner extent (outer =
   // ceilDiv(extent, factor)); otherwise factor is the outer extent.
   TensorView* split(int axis, Scalar factor, bool inner_split = true);
+  // nvFuser's outer_split / inner_split: `outerSplit(0, 4)` makes [4, ceilDiv(e, 4)], how Stream
+  // and device axes are split off (parallelize the outer part); `innerSplit(0, 4)` makes
+  // [ceilDiv(e, 4), 4].
+  TensorView* outerSplit(int axis, Scalar parts) { return split(axis, std::move(parts), false); }
+  TensorView* innerSplit(int axis, Scalar inner) { return split(axis, std::move(inner), true); }
   // Merges loop axes `axis` and `axis + 1` into one of extent outer*inner.
   TensorView* merge(int axis);
   // Moves loop axes: old position -> new position (nvFuser's reorder). Unnamed axes keep their
   // relative order in the remaining positions.
   TensorView* reorder(const std::unordered_map<int, int>& old_to_new);
+  // Two loop axes may not share a non-serial type, except that a device type may sit on one
+  // iteration axis and one reduction axis (nvFuser's [DIDx(d), i/d, r{DIDx(d)}, r{k/d}]: the
+  // reduce-scatter of a partial sum).
   TensorView* parallelize(int axis, ParallelType p);
+  // The mesh, given by the user (see hasUserMesh).
   TensorView* setDeviceMesh(DeviceMesh mesh);
+  // The mesh taken over from an op's input (ops do this for their outputs).
+  TensorView* inheritDeviceMesh(DeviceMesh mesh);
   // The allocation domain must be a permutation of IterDomains reachable from the logical
   // domain (logical or loop axes, e.g. to shard the allocation like the loop), name no axis twice
   // and cover every non-reduction logical axis. An empty vector resets it to the logical domain.
@@ -93,6 +108,7 @@ class TensorView {
   std::vector<IterDomain*> allocation_;
   std::vector<IterDomain*> root_;
   std::optional<DeviceMesh> mesh_;
+  bool user_mesh_ = false;
   Expr* definition_ = nullptr;
   std::vector<Expr*> uses_;
 };

@@ -5,7 +5,7 @@
 // there, unless it is a fusion output. Buffers that views alias (full tensors sliced per
 // iteration, rings) are allocated at the top level, before the loop. Inside a loop body the
 // allocation is the always-fresh form (`ALLOCATE(mem_type=...)`), since the legacy form would
-// keep the first iteration's buffer; at the top level protocol A uses the legacy form, as
+// keep the first iteration's buffer; at the top level protocols A and C use the legacy form, as
 // nvFuser's pipeline A does.
 #include <algorithm>
 #include <map>
@@ -107,8 +107,14 @@ class AllocateAndDeallocate : public Pass {
       path.clear();
       collectUses(ctx, p.body(), path, uses, ignored, comm_tensors);
       const std::vector<Path>& ps = uses.at(b);
+      // Buffers of whole tensors (every program tensor that stands for a fusion tensor, outputs
+      // included) live across the iterations of any loop that uses them: the top level. Only
+      // per-iteration chunks and staging copies go into the innermost scope of their uses.
+      const auto origin = ctx.origin.find(b);
+      const bool whole = origin != ctx.origin.end() && ctx.hostTensor.count(origin->second.fusionTv) &&
+                         ctx.hostTensor.at(origin->second.fusionTv) == b;
       size_t depth = 0;
-      if (!view_bases.count(b)) {
+      if (!view_bases.count(b) && !whole && !outputs.count(b)) {
         for (;; ++depth) {
           bool same = true;
           for (const Path& q : ps)
@@ -131,7 +137,7 @@ class AllocateAndDeallocate : public Pass {
       auto a = std::make_unique<Allocate>();
       a->tv = b;
       a->memType = b->memoryType();
-      a->legacy = depth == 0 && ctx.options.protocol == StreamProtocol::kSeparateSyncLoop;
+      a->legacy = depth == 0 && usesPipelineALoops(ctx.options.protocol);
       if (a->legacy) a->size = localElements(b);
       scope->insert(scope->begin() + static_cast<long>(first), std::move(a));
       changed = true;

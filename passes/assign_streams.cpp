@@ -9,6 +9,12 @@
 //   FOR i: SetCurrentStream(worker(i)); Synchronize(Stream 0); <body>
 //   SetCurrentStream(Stream 0)
 //   FOR i: Synchronize(worker(i))                                      <- join loop
+// Protocol C (nvFuser's first stream lowering, PR #4147 with the fork of PR #3913):
+//   GetCurrentStream into Stream 0
+//   FOR i: SetCurrentStream(worker(i)); Synchronize(Stream 0); <body>; SetCurrentStream(Stream 0);
+//          Synchronize(worker(i))                                      <- per-iteration join
+//   The join of iteration i is on the main stream, which iteration i+1's fork waits on: the
+//   iterations run one after the other.
 // worker(i) is `Stream ( i % numberOfStreams )` (modulo) or `Stream i` (raw).
 #include "passes/pass.h"
 
@@ -56,11 +62,15 @@ class AssignStreams : public Pass {
       out.push_back(streamStmt<GetCurrentStream>(mainStream()));
       Scope body;
       body.push_back(streamStmt<SetCurrentStream>(w));
-      if (ctx.options.protocol == StreamProtocol::kSeparateSyncLoop) {
-        auto sync = sameLoop(loop);
-        sync->body.push_back(streamStmt<SetCurrentStream>(w));
-        sync->body.push_back(streamStmt<Synchronize>(mainStream()));
-        out.push_back(std::move(sync));
+      if (ctx.options.protocol != StreamProtocol::kInLoopSync) {
+        if (ctx.options.protocol == StreamProtocol::kSeparateSyncLoop) {
+          auto sync = sameLoop(loop);
+          sync->body.push_back(streamStmt<SetCurrentStream>(w));
+          sync->body.push_back(streamStmt<Synchronize>(mainStream()));
+          out.push_back(std::move(sync));
+        } else {
+          body.push_back(streamStmt<Synchronize>(mainStream()));
+        }
         for (auto& b : loop.body) body.push_back(std::move(b));
         body.push_back(streamStmt<SetCurrentStream>(mainStream()));
         body.push_back(streamStmt<Synchronize>(w));

@@ -4,12 +4,14 @@
 //  - A device-parallel axis always shards the allocation: each rank holds one shard (the buffer
 //    has local extent 1 on it).
 //  - A Stream axis shards the allocation (the tensor is allocated per iteration of its stream
-//    loop, one chunk at a time) only if the tensor is neither a fusion input nor output and its
-//    Stream axis maps to the Stream axis of every consumer. Otherwise the allocation is full:
-//    the whole tensor exists across iterations and each iteration works on a slice of it.
+//    loop, one chunk at a time) only if the tensor is neither a fusion input nor output, its
+//    Stream axis maps to the Stream axis of every consumer (derived by the same splits), and its
+//    chunks provably have one size. Otherwise the allocation is full: the whole tensor exists
+//    across iterations and each iteration works on a view of its chunk.
 #include "ir/error.h"
 #include "passes/fusion_utils.h"
 #include "passes/pass.h"
+#include "passes/schedule.h"
 
 namespace braid {
 namespace {
@@ -28,22 +30,44 @@ void checkMeshes(const Fusion& f) {
                                 "a mesh (or none)");
   }
   for (const TensorView* tv : f.tensors()) {
-    bool sharded = logicalAxisOf(tv, ParallelType::kDIDx) >= 0 || logicalAxisOf(tv, ParallelType::kDIDy) >= 0;
+    bool sharded = false;
+    for (const IterDomain* id : tv->loop()) sharded = sharded || id->isDeviceParallel();
     if (sharded && !tv->hasDeviceMesh())
       throw NotLowerableError(tvLabel(tv) + " is device-parallel but has no device mesh");
   }
 }
 
-// Step 2: does the Stream axis of `tv` map to the Stream axis of every consumer?
-bool streamAxisMapsToEveryConsumer(const TensorView* tv, int axis) {
+// Step 2: does the Stream axis of `tv` map to the Stream axis of every consumer (derived the
+// same way), so that each iteration needs only its own chunk?
+bool streamAxisMapsToEveryConsumer(const TensorView* tv, const AxisPath& path) {
   for (const Expr* use : tv->uses()) {
     for (size_t k = 0; k < use->inputs().size(); ++k) {
       if (use->input(k) != tv) continue;
-      int ca = producerToConsumerMap(*use, k)[static_cast<size_t>(axis)];
-      if (ca < 0 || !use->output(0)->logical()[static_cast<size_t>(ca)]->isStream()) return false;
+      auto mapped = pathToConsumer(*use, k, path);
+      if (!mapped) return false;
+      auto same = [&](const IterDomain* id) {
+        auto p = id == nullptr ? std::nullopt : axisPath(use->output(0), id);
+        return p && *p == *mapped;
+      };
+      // The consumer's Stream axis, or (Stream -> DID) its device axis: each iteration's chunk
+      // is consumed by that iteration alone.
+      if (!same(streamLoopAxis(use->output(0))) && !same(parallelLoopAxis(use->output(0), ParallelType::kDIDx)) &&
+          !same(parallelLoopAxis(use->output(0), ParallelType::kDIDy)))
+        return false;
     }
   }
   return true;
+}
+
+// Step 3: a per-iteration buffer has one size for every iteration, so the split that makes the
+// Stream axis must divide provably (constant extents). With a shorter last chunk the tensor is
+// allocated in full and viewed chunk by chunk instead.
+bool chunksAreEqual(const IterDomain* stream_axis) {
+  const IdTransform* def = stream_axis->definition();
+  if (def == nullptr) return true;  // a logical Stream axis: one element per iteration
+  auto e = constExtent(def->in->extent());
+  auto f = constExtent(def->factor);
+  return e && f && *f > 0 && *e % *f == 0;
 }
 
 class FinalizeAllocation : public Pass {
@@ -54,9 +78,14 @@ class FinalizeAllocation : public Pass {
     checkMeshes(f);
     bool changed = false;
     for (TensorView* tv : f.tensors()) {
-      int s = logicalAxisOf(tv, ParallelType::kStream);
-      if (s < 0 || f.isInput(tv) || f.isOutput(tv)) continue;
-      if (!streamAxisMapsToEveryConsumer(tv, s)) continue;
+      const IterDomain* s = streamLoopAxis(tv);
+      if (s == nullptr || f.isInput(tv) || f.isOutput(tv)) continue;
+      auto path = axisPath(tv, s);
+      if (!path || !streamAxisMapsToEveryConsumer(tv, *path)) continue;
+      if (!chunksAreEqual(s)) {
+        ctx.notes.push_back(tvLabel(tv) + ": Stream chunks of unequal or unknown size, allocated in full");
+        continue;
+      }
       changed = ctx.streamShardedAllocation.insert(tv).second || changed;
     }
     std::string note = "stream-sharded allocations:";

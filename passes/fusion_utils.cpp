@@ -51,8 +51,33 @@ std::vector<int> producerToConsumerMap(const Expr& e, size_t input_index) {
         if (!e.squeezeFlags[static_cast<size_t>(i)]) set(i, j++);
       break;
     }
-    case OpType::kReshape:
+    case OpType::kReshape: {
+      // Consecutive groups of axes with equal element counts: one to one, a split (one input
+      // axis, several output axes) or a merge (several, one). The outermost axis of a group maps
+      // to the outermost of the other side, as nvFuser follows reshapes when it propagates
+      // shardings: a split-off outer part then names the same elements on both sides whenever
+      // its factor divides the outermost extent (checkSchedules checks that for constants).
+      std::vector<int> out_data = dataPositions(out);
+      std::vector<Scalar> in_ext, out_ext;
+      for (int i : data) in_ext.push_back(in->logical()[static_cast<size_t>(i)]->extent());
+      for (int i : out_data) out_ext.push_back(out->logical()[static_cast<size_t>(i)]->extent());
+      size_t a = 0, b = 0;
+      while (a < in_ext.size() && b < out_ext.size()) {
+        size_t a0 = a, b0 = b;
+        Scalar pa = in_ext[a++], pb = out_ext[b++];
+        // Grow the smaller side until the products agree (constants), or stop at equal extents.
+        for (int guard = 0; guard < 64 && pa.simplify() != pb.simplify(); ++guard) {
+          auto ca = pa.simplify().constValue(), cb = pb.simplify().constValue();
+          if (!ca || !cb) break;
+          if (*ca < *cb && a < in_ext.size()) pa = pa * in_ext[a++];
+          else if (*cb < *ca && b < out_ext.size()) pb = pb * out_ext[b++];
+          else break;
+        }
+        if (pa.simplify() != pb.simplify()) break;  // not a plain split or merge: map nothing more
+        if (a - a0 == 1 || b - b0 == 1) map[static_cast<size_t>(data[a0])] = out_data[b0];
+      }
       break;
+    }
     case OpType::kMatmul:
     case OpType::kLinear: {
       const int na = static_cast<int>(dataPositions(e.input(0)).size());
@@ -117,12 +142,6 @@ int logicalPosition(const TensorView* tv, const IterDomain* id) {
   const auto& l = tv->logical();
   auto it = std::find(l.begin(), l.end(), id);
   return it == l.end() ? -1 : static_cast<int>(it - l.begin());
-}
-
-int logicalAxisOf(const TensorView* tv, ParallelType p) {
-  for (size_t i = 0; i < tv->logical().size(); ++i)
-    if (tv->logical()[i]->parallelType() == p) return static_cast<int>(i);
-  return -1;
 }
 
 bool hasParallelAxes(const TensorView* tv) {

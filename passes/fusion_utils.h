@@ -22,9 +22,7 @@ std::vector<Expr*> topologicalExprs(const Fusion& f);
 
 // Logical position of `id` in `tv`, or -1.
 int logicalPosition(const TensorView* tv, const IterDomain* id);
-// Logical position of the first logical axis with parallel type `p`, or -1.
-int logicalAxisOf(const TensorView* tv, ParallelType p);
-// The logical positions of the non-serial axes of a tensor (the parallel types it uses).
+// Whether a tensor has a non-serial loop (or logical) axis.
 bool hasParallelAxes(const TensorView* tv);
 
 // A union-find over (tensor, logical axis): two axes are mapped when an op maps one onto the

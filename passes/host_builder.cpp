@@ -33,6 +33,58 @@ TensorView* cloneTensor(Fusion& into, const TensorView* src, int drop, int name,
   return tv;
 }
 
+TensorView* cloneLayout(LoweringContext& ctx, const TensorView* ft, const std::vector<LayoutAxis>& layout, int drop,
+                        int name, bool same_ids, MemoryType mem) {
+  Fusion& into = ctx.program.tensors();
+  std::vector<IterDomain*> logical;
+  AxisOrigin o;
+  o.fusionTv = ft;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (static_cast<int>(i) == drop) continue;
+    const IterDomain* id = layout[i].id;
+    logical.push_back(
+        into.newIterDomain(id->extent(), id->iterType(), layout[i].parallel, id->isRFactor(), same_ids ? id->id() : -1));
+    o.paths.push_back(requireAxisPath(ft, id));
+  }
+  TensorView* tv = into.newTensor(logical, ft->dtype(), mem, name);
+  if (ft->hasDeviceMesh()) tv->setDeviceMesh(*ft->deviceMesh());
+  ctx.origin[tv] = std::move(o);
+  return tv;
+}
+
+bool hasLocalExtentOne(const LoweringContext& ctx, const IterDomain* id) {
+  if (auto it = ctx.chunkAxisExtent.find(id); it != ctx.chunkAxisExtent.end())
+    return it->second.constValue() == std::optional<int64_t>(1);
+  return hasLocalExtentOne(id);
+}
+
+Scalar chunkExtent(const Scalar& extent, const Scalar& chunks, const Scalar& index) {
+  Scalar c = ceilDiv(extent, chunks);
+  Scalar missing = (chunks * c - extent).simplify();
+  if (missing.constValue() == std::optional<int64_t>(0)) return c.simplify();
+  Scalar last = Scalar::binary(ScalarOp::kEq, index, (chunks - Scalar(1)).simplify());
+  return Scalar::binary(ScalarOp::kSub, c, Scalar::binary(ScalarOp::kMul, last, missing));
+}
+
+TensorView* stagingBufferFor(LoweringContext& ctx, TensorView* t) {
+  Fusion& f = ctx.program.tensors();
+  TensorView* s = cloneTensor(f, t, -1, -1, false, MemoryType::kGlobal);
+  if (auto it = ctx.chunkAxis.find(t); it != ctx.chunkAxis.end()) {
+    std::vector<IterDomain*> dom = s->logical();
+    dom[static_cast<size_t>(it->second.first)] = f.newIterDomain(it->second.second);
+    s->setLogical(dom);
+    s->setLoop(dom);
+  }
+  ctx.origin[s] = ctx.origin.at(t);
+  return s;
+}
+
+int AxisOrigin::positionOf(const AxisPath& path) const {
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (paths[i] == path) return static_cast<int>(i);
+  return -1;
+}
+
 Expr* cloneExpr(Fusion& into, const Expr& src, std::vector<TensorView*> ins, std::vector<TensorView*> outs,
                 const std::vector<int>& dropped_in, int dropped_out) {
   Expr* e = into.newExpr(src.type(), std::move(ins), std::move(outs));

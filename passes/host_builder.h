@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "passes/buffer_layout.h"
 #include "passes/pass.h"
 
 namespace braid {
@@ -14,6 +15,24 @@ namespace braid {
 // same_ids keeps the IterDomain ids (only for the first clone of a fusion tensor); other clones
 // (views, per-iteration buffers) turn Stream axes serial.
 TensorView* cloneTensor(Fusion& into, const TensorView* src, int drop, int name, bool same_ids, MemoryType mem);
+
+// The program tensor of fusion tensor `ft` whose buffer is `layout` (passes/buffer_layout.h),
+// without the layout axis at `drop` (-1: none). `name` < 0 picks a fresh name; same_ids keeps the
+// IterDomain ids (only for the first clone of a fusion tensor). Also records its AxisOrigin.
+TensorView* cloneLayout(LoweringContext& ctx, const TensorView* ft, const std::vector<LayoutAxis>& layout, int drop,
+                        int name, bool same_ids, MemoryType mem);
+
+// An axis has one element per rank: device-parallel, broadcast, constant extent 1; for the chunked
+// axis of a view, when its chunk is one element (LoweringContext::chunkAxisExtent).
+bool hasLocalExtentOne(const LoweringContext& ctx, const IterDomain* id);
+
+// A fresh contiguous buffer (global memory) holding what `t` holds: for a ShardByStream view, its
+// chunk's extent on the chunked axis. For communications on strided views.
+TensorView* stagingBufferFor(LoweringContext& ctx, TensorView* t);
+
+// The number of elements of chunk `index` when `extent` elements are cut into `chunks` chunks of
+// ceilDiv(extent, chunks) (ShardByStream's rule): the chunk size, less what the last chunk lacks.
+Scalar chunkExtent(const Scalar& extent, const Scalar& chunks, const Scalar& index);
 
 // A copy of `src` over new operands in `into`. dropped_in[k] / dropped_out are the logical
 // positions the operands lost relative to src's operands (views of one stream slice), or -1;

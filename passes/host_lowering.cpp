@@ -2,7 +2,6 @@
 // fusion tensor gets a program tensor (same name, same axes), a standalone segment becomes a
 // host-evaluated op (resharding ones become communications in pass 7), a kernel segment becomes
 // `PostOnStream` of a HostUnit holding its exprs. Stream loops come in the next pass.
-#include <numeric>
 #include <set>
 
 #include "passes/fusion_utils.h"
@@ -12,17 +11,13 @@
 namespace braid {
 namespace {
 
-// Step 1: program tensors, one per fusion tensor, same names and IterDomain ids.
+// Step 1: program tensors, one per fusion tensor, same names and IterDomain ids: the buffer of
+// the whole tensor (its device axes split off in place; stream loops later view it chunk by
+// chunk, or replace it by per-iteration buffers).
 void cloneTensors(LoweringContext& ctx) {
-  Fusion& into = ctx.program.tensors();
   for (const TensorView* tv : ctx.fusion.tensors()) {
-    TensorView* c = cloneTensor(into, tv, -1, tv->name(), true, MemoryType::kGlobal);
+    TensorView* c = cloneLayout(ctx, tv, bufferLayout(tv, false), -1, tv->name(), true, MemoryType::kGlobal);
     ctx.hostTensor[tv] = c;
-    AxisOrigin o;
-    o.fusionTv = tv;
-    o.positions.resize(tv->logical().size());
-    std::iota(o.positions.begin(), o.positions.end(), 0);
-    ctx.origin[c] = o;
   }
   for (const TensorView* tv : ctx.fusion.inputs()) ctx.program.inputs().push_back(ctx.hostTensor.at(tv));
   for (const TensorView* tv : ctx.fusion.outputs()) ctx.program.outputs().push_back(ctx.hostTensor.at(tv));

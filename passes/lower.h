@@ -1,12 +1,13 @@
 // The lowering entry point: a scheduled Fusion -> the SPMD host program every rank runs
-// (docs/LOWERING.md). The fusion is annotated in place (propagated shardings).
+// (docs/LOWERING.md). The fusion is rewritten in place (propagated schedules, inserted sets,
+// rfactored reductions): keep another instance to evaluate as the reference.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 
 #include "ir/host_ir.h"
-#include "passes/lowering_options.h"
+#include "ir/lowering_options.h"
 #include "passes/pass.h"
 
 namespace braid {

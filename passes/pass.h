@@ -16,8 +16,9 @@
 #include <vector>
 
 #include "ir/host_ir.h"
+#include "ir/lowering_options.h"
 #include "passes/communication_classifier.h"
-#include "passes/lowering_options.h"
+#include "passes/schedule.h"
 
 namespace braid {
 
@@ -34,10 +35,14 @@ struct Segment {
 using ShouldMergeFn = std::function<bool(const Segment& a, const Segment& b)>;
 
 // Where a host-program tensor's axes came from: the fusion tensor and, for each of the program
-// tensor's logical axes, the logical position in that fusion tensor (views drop an axis).
+// tensor's logical axes, how it derives from that fusion tensor's logical domain (a logical axis,
+// a piece of a split; for a chunk view, the chunk of the split axis). HirAliasSelect views drop
+// an axis.
 struct AxisOrigin {
   const TensorView* fusionTv = nullptr;
-  std::vector<int> positions;
+  std::vector<AxisPath> paths;
+  // The position of the program axis that derives from `path`, or -1.
+  int positionOf(const AxisPath& path) const;
 };
 
 struct LoweringContext {
@@ -63,6 +68,13 @@ struct LoweringContext {
   std::map<int, std::vector<const Expr*>> unitExprs;     // HostUnit id -> its fusion exprs
   std::map<const TensorView*, TensorView*> viewBase;     // view -> the buffer it aliases
   std::set<const TensorView*> nonContiguousViews;
+  // Program axes whose data extent is not their printed one: the chunked axis of a ShardByStream
+  // view prints the chunk count and holds one chunk (a single element when the buffer had the
+  // Stream axis itself).
+  std::map<const IterDomain*, Scalar> chunkAxisExtent;
+  // ShardByStream views: the chunked program axis and the chunk's extent there (a function of the
+  // chunk index when the last chunk is shorter), for buffers that copy a chunk.
+  std::map<const TensorView*, std::pair<int, Scalar>> chunkAxis;
   std::set<const ForLoop*> streamLoops;                  // top-level loops over a Stream axis
   std::vector<std::string> notes;                        // choices a pass made, for --dump-passes
   int nextCommunicationId = 0;

@@ -70,17 +70,23 @@ void PassManager::run(LoweringContext& ctx) {
   }
 }
 
+std::vector<std::unique_ptr<Pass>> standardPasses() {
+  std::vector<std::unique_ptr<Pass>> v;
+  v.push_back(makePropagateShardingPass());
+  v.push_back(makeDecomposeReshardingsPass());
+  v.push_back(makeFinalizeAllocationPass());
+  v.push_back(makeSegmentationPass());
+  v.push_back(makeClassifyCommunicationsPass());
+  v.push_back(makeHostLoweringPass());
+  v.push_back(makeStreamLoweringPass());
+  v.push_back(makeLowerCommunicationsPass());
+  v.push_back(makeAllocateAndDeallocatePass());
+  v.push_back(makeAssignStreamsPass());
+  return v;
+}
+
 void addStandardPasses(PassManager& pm) {
-  pm.add(makePropagateShardingPass());
-  pm.add(makeDecomposeReshardingsPass());
-  pm.add(makeFinalizeAllocationPass());
-  pm.add(makeSegmentationPass());
-  pm.add(makeClassifyCommunicationsPass());
-  pm.add(makeHostLoweringPass());
-  pm.add(makeStreamLoweringPass());
-  pm.add(makeLowerCommunicationsPass());
-  pm.add(makeAllocateAndDeallocatePass());
-  pm.add(makeAssignStreamsPass());
+  for (auto& p : standardPasses()) pm.add(std::move(p));
 }
 
 }  // namespace braid

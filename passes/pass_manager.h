@@ -37,6 +37,7 @@ class PassManager {
 void checkWellFormed(const LoweringContext& ctx, const std::string& after_pass);
 
 // The standard pipeline, in order.
+std::vector<std::unique_ptr<Pass>> standardPasses();
 void addStandardPasses(PassManager& pm);
 
 }  // namespace braid

@@ -1,119 +1,126 @@
-// Pass 1: propagate device meshes and DIDx / DIDy / Stream parallelization through the fusion,
-// forward from inputs to consumers and backward from consumers to producers, as nvFuser's
-// PropagateShardings does.
+// Pass 1: propagate device meshes and DIDx / DIDy / Stream schedules through the fusion, as
+// nvFuser's PropagateShardings does.
 //
-// What the user scheduled is kept: fusion inputs and outputs, and every tensor that already has
-// a parallelized axis, are "scheduled" and only receive a mesh if they lack one. Propagation
-// fills in the unscheduled intermediates (the catalog relies on this: inputs carry DIDx, outputs
-// carry Stream). It never puts a device-parallel type on a broadcast or reduction axis, which
-// would silently turn a reduction into a local partial sum.
+// What the user scheduled is kept: a tensor whose mesh the user set (setDeviceMesh, not a mesh an
+// op took over from its input) or that has a parallel loop axis is left alone; a fusion input
+// only receives Stream (which shards nothing of an input's buffer but tells its consumers how to
+// chunk it). Every other tensor takes the schedule of its neighbours: forward from an op's inputs
+// (for matmul and linear the weight first, as nvFuser), then backward from its output. A
+// schedule is replayed, not copied: the merges and splits that produce the parallel axis are
+// applied to the mapped logical axes of the target (`outerSplit(0, D)` then DIDx), so split and
+// merged parallel axes propagate like logical ones. A device type may land on a reduction axis
+// (a contraction over a sharded axis: each device then holds a partial result, which
+// decompose-reshardings turns into a local op and a reduction collective); a Stream axis never
+// does, and nothing lands on a broadcast axis.
+#include <algorithm>
 #include <set>
 
 #include "ir/error.h"
 #include "passes/fusion_utils.h"
 #include "passes/pass.h"
+#include "passes/schedule.h"
 
 namespace braid {
 namespace {
 
 constexpr ParallelType kPropagated[] = {ParallelType::kDIDx, ParallelType::kDIDy, ParallelType::kStream};
 
-// Step 1: Stream and DID parallelization must sit on logical axes (no split or merge of a
-// parallel axis): the host program's tensors are the logical domains, and a Stream axis that
-// was split or merged would need per-chunk indexing braid does not lower.
-void checkParallelAxesAreLogical(const Fusion& f) {
-  for (const TensorView* tv : f.tensors()) {
-    int streams = 0;
-    for (const IterDomain* id : tv->loop()) {
-      if (id->parallelType() == ParallelType::kSerial) continue;
-      if (id->isStream()) ++streams;
-      if (id->isStream() && (id->isBroadcast() || id->isReduction()))
-        throw NotLowerableError(tvLabel(tv) + ": the Stream axis " + id->str() + " is a " +
-                                (id->isBroadcast() ? "broadcast" : "reduction") +
-                                " axis; stream-parallelize an iteration axis");
-      if (logicalPosition(tv, id) >= 0) continue;
-      const IdTransform* def = id->definition();
-      std::string how = def == nullptr ? "is not an axis of it"
-                        : def->kind == IdTransform::Kind::kSplit
-                            ? "comes from a split of " + (def->in ? def->in->str() : std::string("?"))
-                            : "comes from a merge";
-      throw NotLowerableError(
-          tvLabel(tv) + ": the " + std::string(parallelTypeName(id->parallelType())) + " axis " + id->str() + " " +
-          how + "; braid lowers Stream and device parallelization only on logical axes (no split or merge of a "
-          "parallel axis). Make the chunked axis an explicit logical axis of extent S (or D) instead, as the "
-          "catalog workloads do");
-    }
-    if (streams > 1) throw NotLowerableError(tvLabel(tv) + " has more than one Stream axis; at most one is supported");
-  }
+int parallelIterationAxes(const TensorView* tv) {
+  int n = 0;
+  for (const IterDomain* id : tv->loop())
+    if (!id->isReduction() && id->parallelType() != ParallelType::kSerial) ++n;
+  return n;
 }
 
-// Step 1b: a device-parallel logical axis holds one shard per device of the mesh: its extent
-// must be the mesh's size along that parallel type (checked when both are known).
-void checkDeviceAxesMatchMeshes(const Fusion& f) {
-  for (const TensorView* tv : f.tensors()) {
-    if (!tv->hasDeviceMesh()) continue;
-    const DeviceMesh& m = *tv->deviceMesh();
-    for (const IterDomain* id : tv->logical()) {
-      if (!id->isDeviceParallel() || id->isBroadcast()) continue;
-      int axis = id->parallelType() == ParallelType::kDIDx ? 0 : 1;
-      if (static_cast<int>(m.shape().size()) <= axis) {
-        throw NotLowerableError(tvLabel(tv) + ": " + id->str() + " is " + std::string(parallelTypeName(id->parallelType())) +
-                                " but its mesh " + m.str() + " has no such dimension");
-      }
-      int64_t size = m.shape()[m.shape().size() - 1 - static_cast<size_t>(axis)];
-      auto ext = id->extent().constValue();
-      if (ext && *ext != size)
-        throw NotLowerableError(tvLabel(tv) + ": the device-parallel axis " + id->str() + " has extent " +
-                                std::to_string(*ext) + " but its mesh " + m.str() + " has " + std::to_string(size) +
-                                " devices along it; a sharded axis holds one shard per device (extent D)");
-    }
-  }
-}
-
-// Step 2: meshes, forward then backward.
+// Step 1: meshes, forward then backward.
 bool propagateMeshes(Fusion& f) {
   bool changed = false;
-  auto exprs = f.exprs();
+  auto exprs = topologicalExprs(f);
   for (Expr* e : exprs) {
     const TensorView* ref = nullptr;
     for (const TensorView* in : e->inputs())
-      if (in->hasDeviceMesh()) { ref = in; break; }
+      if (in->hasDeviceMesh()) {
+        ref = in;
+        break;
+      }
     if (!ref) continue;
     for (TensorView* out : e->outputs())
-      if (!out->hasDeviceMesh()) { out->setDeviceMesh(*ref->deviceMesh()); changed = true; }
+      if (!out->hasDeviceMesh()) {
+        out->inheritDeviceMesh(*ref->deviceMesh());
+        changed = true;
+      }
   }
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     const TensorView* out = (*it)->output(0);
     if (!out->hasDeviceMesh()) continue;
     for (TensorView* in : (*it)->inputs())
-      if (!in->hasDeviceMesh()) { in->setDeviceMesh(*out->deviceMesh()); changed = true; }
+      if (!in->hasDeviceMesh()) {
+        in->inheritDeviceMesh(*out->deviceMesh());
+        changed = true;
+      }
   }
   return changed;
 }
 
-bool canTake(const IterDomain* id) {
-  return id->parallelType() == ParallelType::kSerial && !id->isBroadcast() && !id->isReduction();
+// The order in which an op's inputs lend their schedule to its output: the weight (and bias)
+// before the input of matmul and linear, otherwise the most parallel input first.
+std::vector<size_t> referenceOrder(const Expr& e) {
+  std::vector<size_t> order(e.inputs().size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (e.type() == OpType::kLinear || e.type() == OpType::kMatmul) {
+    std::stable_sort(order.begin(), order.end(), [](size_t a, size_t b) { return (a == 0) < (b == 0); });
+    return order;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return parallelIterationAxes(e.input(a)) > parallelIterationAxes(e.input(b));
+  });
+  return order;
 }
 
-// Step 3: forward. An unscheduled output takes each parallel type it lacks from the first input
-// that has it, on the axis that input's axis maps to.
+// Whether `tv` lacks parallel type `p` on the kind of axis (iteration or reduction) `on`.
+bool lacks(const TensorView* tv, ParallelType p, const IterDomain* on) {
+  if (on->isReduction()) return parallelLoopAxis(tv, p, true) == nullptr && parallelLoopAxis(tv, p, false) == nullptr;
+  return parallelLoopAxis(tv, p, false) == nullptr;
+}
+
+// Replays `ref`'s `p` axes (found with `path`) onto `target`: `mapped` gives the path on the
+// target. Returns whether it changed anything.
+bool shardAxisLike(TensorView* target, ParallelType p, const AxisPath& mapped) {
+  for (int b : mapped.base) {
+    const IterDomain* id = target->logical()[static_cast<size_t>(b)];
+    if (id->isBroadcast()) return false;
+    if (p == ParallelType::kStream && id->isReduction()) return false;
+  }
+  const IterDomain* base0 = target->logical()[static_cast<size_t>(mapped.base[0])];
+  if (!lacks(target, p, base0)) return false;
+  std::string why;
+  // Replay on a trial basis: a conflicting schedule leaves the target as it was only if nothing
+  // was applied, so check first that the path is free.
+  IterDomain* axis = replayPath(target, mapped, &why);
+  if (axis == nullptr || axis->parallelType() != ParallelType::kSerial) return false;
+  if (axis->isBroadcast()) return false;
+  axis->parallelize(p);
+  return true;
+}
+
+// Forward: an unscheduled output takes each parallel type it lacks from the inputs, in order.
 bool propagateForward(Fusion& f, const std::set<const TensorView*>& scheduled) {
   bool changed = false;
-  for (Expr* e : f.exprs()) {
+  for (Expr* e : topologicalExprs(f)) {
     for (TensorView* out : e->outputs()) {
       if (scheduled.count(out)) continue;
-      for (ParallelType p : kPropagated) {
-        if (logicalAxisOf(out, p) >= 0) continue;
-        for (size_t k = 0; k < e->inputs().size(); ++k) {
-          int pa = logicalAxisOf(e->input(k), p);
-          if (pa < 0 || e->input(k)->logical()[static_cast<size_t>(pa)]->isBroadcast()) continue;
-          int ca = producerToConsumerMap(*e, k)[static_cast<size_t>(pa)];
-          if (ca < 0) continue;
-          IterDomain* id = out->logical()[static_cast<size_t>(ca)];
-          if (!canTake(id)) continue;
-          id->parallelize(p);
-          changed = true;
-          break;
+      for (size_t k : referenceOrder(*e)) {
+        const TensorView* ref = e->input(k);
+        for (ParallelType p : kPropagated) {
+          // A producer's device-parallel reduction axis is gone from its data: only iteration
+          // axes lend their schedule forward.
+          const IterDomain* id = parallelLoopAxis(ref, p, false);
+          if (id == nullptr) continue;
+          auto path = axisPath(ref, id);
+          if (!path) continue;
+          auto mapped = pathToConsumer(*e, k, *path);
+          if (!mapped) continue;
+          changed = shardAxisLike(out, p, *mapped) || changed;
         }
       }
     }
@@ -121,28 +128,31 @@ bool propagateForward(Fusion& f, const std::set<const TensorView*>& scheduled) {
   return changed;
 }
 
-// Step 4: backward. An unscheduled producer takes each parallel type it lacks from a consumer.
+// Backward: an unscheduled producer (or a fusion input, Stream only) takes each parallel type it
+// lacks from the op's output.
 bool propagateBackward(Fusion& f, const std::set<const TensorView*>& scheduled) {
   bool changed = false;
-  auto exprs = f.exprs();
+  auto exprs = topologicalExprs(f);
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     Expr* e = *it;
     const TensorView* out = e->output(0);
     for (size_t k = 0; k < e->inputs().size(); ++k) {
       TensorView* in = e->input(k);
-      if (scheduled.count(in)) continue;
-      std::vector<int> map = producerToConsumerMap(*e, k);
+      const bool input = f.isInput(in);
+      if (scheduled.count(in) && !input) continue;
       for (ParallelType p : kPropagated) {
-        if (logicalAxisOf(in, p) >= 0) continue;
-        int ca = logicalAxisOf(out, p);
-        if (ca < 0 || out->logical()[static_cast<size_t>(ca)]->isBroadcast()) continue;
-        for (size_t q = 0; q < map.size(); ++q) {
-          if (map[q] != ca) continue;
-          IterDomain* id = in->logical()[q];
-          if (!canTake(id)) continue;
-          id->parallelize(p);
-          changed = true;
-          break;
+        if (input && p != ParallelType::kStream) continue;
+        for (bool reduction : {false, true}) {
+          const IterDomain* id = parallelLoopAxis(out, p, reduction);
+          if (id == nullptr || (reduction && p == ParallelType::kStream)) continue;
+          auto path = axisPath(out, id);
+          if (!path) continue;
+          auto mapped = pathToProducer(*e, k, *path);
+          if (!mapped) continue;
+          // A producer axis that the op reduces is an iteration axis of the producer.
+          if (in->logical()[static_cast<size_t>(mapped->base[0])]->isReduction()) continue;
+          if (parallelLoopAxis(in, p, false) != nullptr) continue;
+          changed = shardAxisLike(in, p, *mapped) || changed;
         }
       }
     }
@@ -155,10 +165,11 @@ class PropagateSharding : public Pass {
   std::string name() const override { return "propagate-sharding"; }
   bool run(LoweringContext& ctx) override {
     Fusion& f = ctx.fusion;
-    checkParallelAxesAreLogical(f);
+    // Step 0: the user's schedules must be lowerable before anything is derived from them.
+    checkSchedules(f);
     std::set<const TensorView*> scheduled;
     for (const TensorView* tv : f.tensors())
-      if (f.isInput(tv) || f.isOutput(tv) || hasParallelAxes(tv)) scheduled.insert(tv);
+      if (f.isInput(tv) || tv->hasUserMesh() || hasParallelAxes(tv)) scheduled.insert(tv);
     bool changed = propagateMeshes(f);
     for (int round = 0; round < 8; ++round) {
       bool c = propagateForward(f, scheduled);
@@ -166,8 +177,11 @@ class PropagateSharding : public Pass {
       changed = changed || c;
       if (!c) break;
     }
-    checkParallelAxesAreLogical(f);
-    checkDeviceAxesMatchMeshes(f);
+    checkSchedules(f);
+    std::string note = "schedules:";
+    for (const TensorView* tv : f.tensors())
+      if (!scheduled.count(tv) && hasParallelAxes(tv)) note += " " + tv->str();
+    ctx.notes.push_back(note);
     return changed;
   }
 };

@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "passes/fusion_utils.h"
 #include "passes/pass.h"
+#include "passes/schedule.h"
 
 namespace braid {
 
@@ -29,7 +30,7 @@ namespace {
 bool segmentIsStreamParallel(const Segment& s) {
   for (const Expr* e : s.exprs)
     for (const TensorView* out : e->outputs())
-      if (logicalAxisOf(out, ParallelType::kStream) >= 0) return true;
+      if (streamLoopAxis(out) != nullptr) return true;
   return false;
 }
 

@@ -1,21 +1,24 @@
-// Pass 6: stream lowering (nvFuser's StreamParallelType, generalized).
+// Pass 6: stream lowering (nvFuser's StreamParallelType and the loop nesting of its host IR
+// lowering, generalized to split and merged Stream axes).
 //
-// Consecutive top-level statements whose outputs' Stream axes map to each other share one `FOR`
-// loop over that Stream axis; a statement without a Stream axis in between ends the loop. Inside
-// a loop every operand with an axis mapped to the loop becomes a per-iteration view
-// (`HirAliasSelect` of the slice at the loop index); a tensor whose allocation is Stream-sharded
-// (finalize-allocation) and that lives entirely inside the loop is not materialized in full:
-// each iteration gets its own slice buffer (or, with ring buffers, the slot `i % numberOfStreams`
-// of a ring allocated before the loop). A DID -> Stream set becomes a pipeline: a Broadcast whose
-// root is the slice's owner (collective) or the P2P allgather ring of docs/WORKLOADS.md.
+// Consecutive top-level statements whose outputs' Stream axes map to each other (the same
+// logical axis class, split the same way, same extent) share one `FOR` loop over the Stream
+// axis; a statement without a Stream axis in between ends the loop. Inside a loop every operand
+// that the op maps onto its output's Stream axis is read chunk by chunk (stream_views.h: a
+// ShardByStream view, or HirAliasSelect of a logical Stream axis); a tensor whose allocation is
+// Stream-sharded (finalize-allocation) and that lives entirely inside the loop is not
+// materialized in full: each iteration allocates its own chunk (or uses the slot
+// `i % numberOfStreams` of a ring). A DID -> Stream set becomes a pipeline (did_to_stream.h).
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "ir/error.h"
+#include "passes/did_to_stream.h"
 #include "passes/fusion_utils.h"
 #include "passes/host_builder.h"
 #include "passes/pass.h"
+#include "passes/stream_views.h"
 
 namespace braid {
 namespace {
@@ -32,173 +35,185 @@ std::vector<TensorView*> inputsOf(const Stmt& s) {
   return {};
 }
 
-// Step 1: the stream class (an AxisGraph class) of a top-level statement, or -1.
-int streamClassOf(const LoweringContext& ctx, const AxisGraph& g, const Stmt& s) {
+// Step 1: the Stream axis of a top-level statement's outputs: the class of the logical axis it
+// derives from, the splits, and its extent (the number of chunks).
+struct StreamKey {
   int cls = -1;
+  std::vector<SplitStep> steps;
+  Scalar extent;
+  bool operator==(const StreamKey& o) const { return cls == o.cls && steps == o.steps && extent == o.extent; }
+};
+
+std::optional<StreamKey> keyOfPath(const AxisGraph& g, const TensorView* ft) {
+  auto p = streamPathOf(ft);
+  if (!p) return std::nullopt;
+  return StreamKey{g.classOf(ft, p->base[0]), p->steps, streamLoopAxis(ft)->extent()};
+}
+
+// The Stream -> DID reduction of this statement, if it is one.
+const CommunicationInfo* streamToDid(const LoweringContext& ctx, const Stmt& s) {
+  if (!s.is<HostOp>()) return nullptr;
+  auto c = ctx.communications.find(ctx.originExpr.at(s.as<HostOp>()->op));
+  return c != ctx.communications.end() && c->second.streamToDid ? &c->second : nullptr;
+}
+
+std::optional<StreamKey> streamKeyOf(const LoweringContext& ctx, const AxisGraph& g, const Stmt& s) {
+  // A Stream -> DID reduction runs in the loop of its producer's chunks.
+  if (streamToDid(ctx, s)) return keyOfPath(g, ctx.originExpr.at(s.as<HostOp>()->op)->input(0));
+  std::optional<StreamKey> key;
   const TensorView* first = nullptr;
   for (const TensorView* out : outputsOf(s)) {
     const TensorView* ft = ctx.origin.at(out).fusionTv;
-    int a = logicalAxisOf(ft, ParallelType::kStream);
-    int c = a < 0 ? -1 : g.classOf(ft, a);
-    if (a >= 0 && ft->logical()[static_cast<size_t>(a)]->isReduction())
-      throw NotLowerableError(tvLabel(ft) + ": the Stream axis " + ft->logical()[static_cast<size_t>(a)]->str() +
-                              " is a reduction axis; reducing across stream iterations is not lowerable");
-    if (first != nullptr && c != cls)
+    std::optional<StreamKey> k = keyOfPath(g, ft);
+    if (first != nullptr && k.has_value() != key.has_value())
+      throw NotLowerableError("outputs " + tvLabel(first) + " and " + tvLabel(ft) +
+                              " of one segment are not both stream-parallel");
+    if (first != nullptr && k && !(*k == *key))
       throw NotLowerableError("outputs " + tvLabel(first) + " and " + tvLabel(ft) +
                               " of one segment have Stream axes that do not map to each other");
-    cls = c;
+    key = k;
     first = ft;
   }
-  return cls;
+  return key;
 }
 
-// A device id as a function of its team position `i`: teams are arithmetic ranges.
-Scalar deviceAt(const std::vector<int64_t>& team, const Scalar& i, const std::string& what) {
-  if (team.empty()) throw NotLowerableError(what + ": empty team");
-  int64_t step = team.size() > 1 ? team[1] - team[0] : 1;
-  for (size_t k = 0; k < team.size(); ++k)
-    if (team[k] != team[0] + static_cast<int64_t>(k) * step)
-      throw NotLowerableError(what + ": the mesh must be an arithmetic range of devices to index it by the loop");
-  return (Scalar(team[0]) + i * Scalar(step)).simplify();
-}
-
-// Each fusion tensor's axis that a kernel maps onto the Stream axis of its outputs, backward
-// through the kernel's exprs. Seeded from the kernel's outputs only: an internal tensor's own
-// Stream annotation may come from another role of it and must not decide its slicing here.
-std::map<const TensorView*, int> kernelStreamAxes(const LoweringContext& ctx, const PostOnStream& p) {
+// For a kernel: how each fusion tensor it touches is chunked, backward from the Stream axes of
+// its outputs through its exprs. Seeded from the kernel's outputs only: an internal tensor's own
+// Stream annotation may come from another role of it and must not decide its chunking here.
+std::map<const TensorView*, AxisPath> kernelStreamPaths(const LoweringContext& ctx, const PostOnStream& p) {
   const auto& exprs = ctx.unitExprs.at(p.hostUnit);
-  std::map<const TensorView*, int> axis_of;
+  std::map<const TensorView*, AxisPath> path_of;
   for (const TensorView* o : p.outputs) {
     const TensorView* ft = ctx.origin.at(o).fusionTv;
-    if (int s = logicalAxisOf(ft, ParallelType::kStream); s >= 0) axis_of[ft] = s;
+    if (auto s = streamPathOf(ft)) path_of.emplace(ft, *s);
   }
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     const Expr* e = *it;
-    auto c = axis_of.find(e->output(0));
-    if (c == axis_of.end()) continue;
-    for (size_t k = 0; k < e->inputs().size(); ++k) {
-      std::vector<int> map = producerToConsumerMap(*e, k);
-      for (size_t j = 0; j < map.size(); ++j)
-        if (map[j] == c->second) axis_of.try_emplace(e->input(k), static_cast<int>(j));
-    }
+    auto c = path_of.find(e->output(0));
+    if (c == path_of.end()) continue;
+    for (size_t k = 0; k < e->inputs().size(); ++k)
+      if (auto in = pathToProducer(*e, k, c->second)) path_of.emplace(e->input(k), *in);
   }
-  return axis_of;
+  return path_of;
 }
 
-// The axis of input `t` (a top-level program tensor) that statement `s` maps onto its outputs'
-// Stream axis, or -1 when `s` reads `t` whole.
-int readAxis(const LoweringContext& ctx, const Stmt& s, const TensorView* t) {
+// How statement `s` reads program tensor `t` per iteration: the path (relative to t's fusion
+// tensor) that it maps onto its output's Stream axis, or nullopt when it reads `t` whole.
+std::optional<AxisPath> readPath(const LoweringContext& ctx, const Stmt& s, const TensorView* t) {
+  const TensorView* ft = ctx.origin.at(t).fusionTv;
+  if (streamToDid(ctx, s)) return streamPathOf(ft);
   if (s.is<HostOp>()) {
-    const Expr& e = *s.as<HostOp>()->op;
-    const int sa = logicalAxisOf(e.output(0), ParallelType::kStream);
-    if (sa < 0) return -1;
-    for (size_t k = 0; k < e.inputs().size(); ++k) {
-      if (e.input(k) != t) continue;
-      std::vector<int> map = producerToConsumerMap(e, k);
-      for (size_t j = 0; j < map.size(); ++j)
-        if (map[j] == sa) return static_cast<int>(j);
+    const Expr* fe = ctx.originExpr.at(s.as<HostOp>()->op);
+    auto out = streamPathOf(fe->output(0));
+    if (!out) return std::nullopt;
+    for (size_t k = 0; k < fe->inputs().size(); ++k) {
+      if (fe->input(k) != ft) continue;
+      auto p = pathToProducer(*fe, k, *out);
+      if (p && ft->logical()[static_cast<size_t>(p->base[0])]->isBroadcast()) return std::nullopt;
+      return p;
     }
-    return -1;
+    return std::nullopt;
   }
   if (s.is<PostOnStream>()) {
-    auto axes = kernelStreamAxes(ctx, *s.as<PostOnStream>());
-    auto it = axes.find(ctx.origin.at(t).fusionTv);
-    return it == axes.end() ? -1 : it->second;
+    auto paths = kernelStreamPaths(ctx, *s.as<PostOnStream>());
+    auto it = paths.find(ft);
+    if (it == paths.end()) return std::nullopt;
+    return it->second;
   }
-  return -1;
+  return std::nullopt;
+}
+
+// Kernels rebuilt over chunks keep their exprs; ops whose attributes count axes (permute,
+// broadcast, squeeze, reshape) are only rebuilt over buffers whose axes are the logical ones
+// (minus a HirAliasSelect-dropped axis).
+void checkKernelRanks(const LoweringContext& ctx, const PostOnStream& p,
+                      const std::map<const TensorView*, TensorView*>& bound) {
+  bool sensitive = false;
+  for (const Expr* e : ctx.unitExprs.at(p.hostUnit)) {
+    OpType t = e->type();
+    sensitive = sensitive || t == OpType::kPermute || t == OpType::kBroadcast || t == OpType::kSqueeze ||
+                t == OpType::kReshape;
+  }
+  if (!sensitive) return;
+  for (const auto& [ft, v] : bound) {
+    const AxisOrigin& o = ctx.origin.at(v);
+    for (const AxisPath& path : o.paths)
+      if (!path.isLogical())
+        throw NotLowerableError("the kernel computing " + tvLabel(ctx.unitExprs.at(p.hostUnit).back()->output(0)) +
+                                " permutes, broadcasts, squeezes or reshapes " + tvLabel(ft) +
+                                ", whose buffer splits an axis (" + path.str() +
+                                "); braid rebuilds such kernels only over buffers with logical axes");
+  }
+}
+
+// The second operand of a matmul or linear, with its device axes (one element per rank) selected
+// away by views when one sits among its two matrix axes: a [n, DIDx(d), k/d] weight would
+// otherwise read as a batch of 1 x k/d matrices. nvFuser's evaluator squeezes the same axes.
+// HirAliasSelect rebinds its view every time it runs, so the view is valid inside loops too.
+TensorView* contractionOperand(LoweringContext& ctx, Scope& body, TensorView* t) {
+  auto matrixAxisIsDevice = [](const TensorView* tv) {
+    std::vector<const IterDomain*> data;
+    for (const IterDomain* id : tv->logical())
+      if (!id->isReduction()) data.push_back(id);
+    return data.size() >= 2 && data[data.size() - 2]->isDeviceParallel();
+  };
+  if (!matrixAxisIsDevice(t)) return t;
+  for (int guard = 0; guard < 8; ++guard) {
+    int axis = -1;
+    for (size_t i = 0; i < t->logical().size(); ++i)
+      if (t->logical()[i]->isDeviceParallel() && !t->logical()[i]->isReduction()) axis = static_cast<int>(i);
+    if (axis < 0) break;
+    TensorView* v = cloneTensor(ctx.program.tensors(), t, axis, -1, false, MemoryType::kLocal);
+    AxisOrigin o = ctx.origin.at(t);
+    o.paths.erase(o.paths.begin() + axis);
+    ctx.origin[v] = o;
+    ctx.viewBase[v] = t;
+    if (ctx.nonContiguousViews.count(t)) ctx.nonContiguousViews.insert(v);
+    auto sel = std::make_unique<AliasSelect>();
+    sel->out = v;
+    sel->in = t;
+    sel->axis = t->logical()[static_cast<size_t>(axis)];
+    sel->index = Scalar(0);
+    body.push_back(std::move(sel));
+    t = v;
+  }
+  return t;
+}
+
+// Replaces a matmul / linear host op's weight by its device-axis-free view where needed.
+void squeezeContractionWeight(LoweringContext& ctx, Scope& body, Expr& e) {
+  if ((e.type() != OpType::kMatmul && e.type() != OpType::kLinear) || e.inputs().size() < 2) return;
+  TensorView* w = e.input(1);
+  TensorView* s = contractionOperand(ctx, body, w);
+  if (s != w) {
+    e.replaceInput(w, s);
+    w->removeUse(&e);
+    s->addUse(&e);
+  }
 }
 
 class LoopBuilder {
  public:
   LoopBuilder(LoweringContext& ctx, Scalar idx, Scalar sidx, const std::set<const TensorView*>& per_iteration)
-      : ctx_(ctx), idx_(std::move(idx)), sidx_(std::move(sidx)), per_iteration_(per_iteration) {}
+      : ctx_(ctx), idx_(idx), views_(ctx, body_, idx, sidx), per_iteration_(per_iteration) {}
 
   Scope& body() { return body_; }
 
-  TensorView* view(TensorView* t, int axis, const Scalar& index, bool memoize = true) {
-    auto key = std::make_pair(t, axis);
-    if (memoize) {
-      auto it = views_.find(key);
-      if (it != views_.end()) return it->second;
-    }
-    Fusion& f = ctx_.program.tensors();
-    TensorView* v = cloneTensor(f, t, axis, -1, false, MemoryType::kLocal);
-    AxisOrigin o = ctx_.origin.at(t);
-    o.positions.erase(o.positions.begin() + axis);
-    ctx_.origin[v] = o;
-    ctx_.viewBase[v] = t;
-    // A slice is contiguous when every axis before the selected one has local extent 1, or
-    // when the selected axis itself has local extent 1 (selecting it leaves no gaps).
-    bool contiguous = !ctx_.nonContiguousViews.count(t);
-    if (!hasLocalExtentOne(t->logical()[static_cast<size_t>(axis)])) {
-      for (int k = 0; k < axis; ++k) {
-        const IterDomain* id = t->logical()[static_cast<size_t>(k)];
-        if (!id->isReduction() && !hasLocalExtentOne(id)) contiguous = false;
-      }
-    }
-    if (!contiguous) ctx_.nonContiguousViews.insert(v);
-    auto sel = std::make_unique<AliasSelect>();
-    sel->out = v;
-    sel->in = t;
-    sel->axis = t->logical()[static_cast<size_t>(axis)];
-    sel->index = index;
-    body_.push_back(std::move(sel));
-    if (memoize) views_[key] = v;
-    return v;
+  // The per-iteration operand for reading `t` along `path` (nullopt: whole), and the fusion axis
+  // a HirAliasSelect dropped (-1: none).
+  std::pair<TensorView*, int> input(TensorView* t, const std::optional<AxisPath>& path) {
+    if (views_.isPerIterationBuffer(t)) return views_.perIteration(t, ctx_.origin.at(t).fusionTv);
+    if (!path) return {t, -1};
+    return views_.chunk(t, *path);
   }
 
-  // A fresh contiguous buffer shaped like `t` (for communications on strided slices).
-  TensorView* stagingBuffer(TensorView* t) {
-    TensorView* s = cloneTensor(ctx_.program.tensors(), t, -1, -1, false, MemoryType::kGlobal);
-    ctx_.origin[s] = ctx_.origin.at(t);
-    ctx_.notes.push_back(tvLabel(t) + ": strided slice staged through " + tvLabel(s));
-    return s;
-  }
-
-  StmtPtr copyOp(TensorView* from, TensorView* to, const Expr& fe) {
-    Expr* copy = ctx_.program.tensors().newExpr(OpType::kSet, {from}, {to});
-    ctx_.originExpr[copy] = &fe;
-    return makeHostOp(copy);
-  }
-
-  // The per-iteration operand for reading `t`, whose axis `a` the consuming op maps onto its
-  // output's Stream axis (-1: none, `t` is read whole), and the axis it dropped.
-  std::pair<TensorView*, int> input(TensorView* t, int a) {
-    auto it = slices_.find(t);
-    if (it != slices_.end()) return {it->second, slice_axis_.at(t)};
-    if (a < 0) return {t, -1};
-    return {view(t, a, sidx_), a};
-  }
-
-  // The per-iteration operand for writing `t` (sliced along its own Stream axis).
+  // The per-iteration operand for writing `t` (chunked along its own Stream axis).
   std::pair<TensorView*, int> output(TensorView* t) {
-    auto it = slices_.find(t);
-    if (it != slices_.end()) return {it->second, slice_axis_.at(t)};
-    int a = logicalAxisOf(t, ParallelType::kStream);
-    if (a < 0) return {t, -1};
     const TensorView* ft = ctx_.origin.at(t).fusionTv;
-    if (!per_iteration_.count(ft)) return {view(t, a, sidx_), a};
-    Fusion& f = ctx_.program.tensors();
-    TensorView* s;
-    if (ctx_.options.ringBuffers) {
-      // A ring of numberOfStreams slices, allocated once before the loop; iteration i uses slot
-      // i % numberOfStreams, which only stream (i % numberOfStreams) touches, in order.
-      TensorView* ring = cloneTensor(f, t, -1, -1, false, MemoryType::kGlobal);
-      IterDomain* slot = ring->logical()[static_cast<size_t>(a)];
-      slot->setExtent(Scalar::symbol(kNumberOfStreams));
-      slot->parallelize(ParallelType::kSerial);
-      ctx_.origin[ring] = ctx_.origin.at(t);
-      s = view(ring, a, Scalar::binary(ScalarOp::kMod, idx_, Scalar::symbol(kNumberOfStreams)), false);
-      ctx_.notes.push_back(tvLabel(ft) + ": ring of numberOfStreams slices " + tvLabel(ring));
-    } else {
-      s = cloneTensor(f, t, a, -1, false, MemoryType::kGlobal);
-      AxisOrigin o = ctx_.origin.at(t);
-      o.positions.erase(o.positions.begin() + a);
-      ctx_.origin[s] = o;
-    }
-    slices_[t] = s;
-    slice_axis_[t] = a;
-    return {s, a};
+    auto path = streamPathOf(ft);
+    if (!path) return {t, -1};
+    if (per_iteration_.count(ft)) return views_.perIteration(t, ft);
+    return views_.chunk(t, *path);
   }
 
   void hostOp(const HostOp& op) {
@@ -206,25 +221,27 @@ class LoopBuilder {
     const Expr* fe = ctx_.originExpr.at(&e);
     auto comm = ctx_.communications.find(fe);
     if (comm != ctx_.communications.end() && comm->second.didToStream) {
-      didToStream(e, *fe, comm->second);
+      auto [out, dropped] = output(e.output(0));
+      (void)dropped;
+      lowerDidToStream(ctx_, views_, body_, idx_, e, *fe, comm->second, out);
+      return;
+    }
+    if (comm != ctx_.communications.end() && comm->second.streamToDid) {
+      TensorView* in = input(e.input(0), streamPathOf(fe->input(0))).first;
+      lowerStreamToDid(ctx_, views_, body_, e, *fe, comm->second, in);
       return;
     }
     if (e.type() == OpType::kReshape)
       throw NotLowerableError(tvLabel(fe->output(0)) + " = view(...) inside a stream-parallel region: a reshape does "
                               "not keep the Stream axis; move it out of the stream loop");
-    // The operands' axes that this op maps onto its output's Stream axis (a local, exact map:
-    // classes of the whole fusion can conflate axes of a tensor read in two roles).
-    const int sa = logicalAxisOf(e.output(0), ParallelType::kStream);
+    auto out_path = streamPathOf(fe->output(0));
     std::vector<TensorView*> ins;
     std::vector<int> din;
     for (size_t k = 0; k < e.inputs().size(); ++k) {
-      int q = -1;
-      if (sa >= 0) {
-        std::vector<int> map = producerToConsumerMap(e, k);
-        for (size_t j = 0; j < map.size(); ++j)
-          if (map[j] == sa) q = static_cast<int>(j);
-      }
-      auto [v, a] = input(e.input(k), q);
+      std::optional<AxisPath> p;
+      if (out_path) p = pathToProducer(*fe, k, *out_path);
+      if (p && fe->input(k)->logical()[static_cast<size_t>(p->base[0])]->isBroadcast()) p.reset();
+      auto [v, a] = input(e.input(k), p);
       ins.push_back(v);
       din.push_back(a);
     }
@@ -237,6 +254,7 @@ class LoopBuilder {
     }
     Expr* c = cloneExpr(ctx_.program.tensors(), e, ins, outs, din, dout);
     ctx_.originExpr[c] = fe;
+    squeezeContractionWeight(ctx_, body_, *c);
     body_.push_back(makeHostOp(c));
   }
 
@@ -245,122 +263,54 @@ class LoopBuilder {
       if (e->type() == OpType::kReshape)
         throw NotLowerableError(tvLabel(e->output(0)) + " = view(...) inside a stream-parallel region: a reshape does "
                                 "not keep the Stream axis; move it out of the stream loop");
-    std::map<const TensorView*, int> axis_of = kernelStreamAxes(ctx_, p);
-    auto axisOf = [&](const TensorView* ft) {
-      auto it = axis_of.find(ft);
-      return it == axis_of.end() ? -1 : it->second;
+    std::map<const TensorView*, AxisPath> paths = kernelStreamPaths(ctx_, p);
+    std::map<const TensorView*, int> dropped;
+    auto pathOf = [&](const TensorView* ft) -> std::optional<AxisPath> {
+      auto it = paths.find(ft);
+      if (it == paths.end() || ft->logical()[static_cast<size_t>(it->second.base[0])]->isBroadcast())
+        return std::nullopt;
+      return it->second;
     };
     auto post = std::make_unique<PostOnStream>();
     post->hostUnit = p.hostUnit;
     std::map<const TensorView*, TensorView*> bound;
     for (TensorView* t : p.inputs) {
-      TensorView* v = input(t, axisOf(ctx_.origin.at(t).fusionTv)).first;
+      const TensorView* ft = ctx_.origin.at(t).fusionTv;
+      auto [v, d] = input(t, pathOf(ft));
       post->inputs.push_back(v);
-      bound[ctx_.origin.at(t).fusionTv] = v;
+      bound[ft] = v;
+      dropped[ft] = d;
     }
     for (TensorView* t : p.outputs) {
-      TensorView* v = output(t).first;
+      const TensorView* ft = ctx_.origin.at(t).fusionTv;
+      auto [v, d] = output(t);
       post->outputs.push_back(v);
-      bound[ctx_.origin.at(t).fusionTv] = v;
+      bound[ft] = v;
+      dropped[ft] = d;
     }
+    checkKernelRanks(ctx_, p, bound);
     ctx_.program.hostUnits()[p.hostUnit] = buildHostUnit(
         p.hostUnit, ctx_.unitExprs.at(p.hostUnit),
         [&](const TensorView* ft) -> TensorView* {
           auto it = bound.find(ft);
           return it == bound.end() ? nullptr : it->second;
         },
-        [&](const TensorView* ft) { return axisOf(ft); });
+        [&](const TensorView* ft) {
+          // Internal tensors lose the axis their HirAliasSelect operands lost (logical Stream
+          // axes); chunks of split Stream axes keep every axis.
+          if (auto it = dropped.find(ft); it != dropped.end()) return it->second;
+          auto pp = pathOf(ft);
+          return pp && pp->isLogical() ? pp->base[0] : -1;
+        });
     body_.push_back(std::move(post));
-  }
-
-  // A set from a DID-sharded producer to a Stream-parallel consumer: iteration i brings shard
-  // sidx (the stream index, offset by the rank for p2p) to every rank.
-  void didToStream(const Expr& e, const Expr& fe, const CommunicationInfo& info) {
-    TensorView* in = e.input(0);
-    TensorView* out_full = e.output(0);
-    int pa = -1;
-    const AxisOrigin& o = ctx_.origin.at(in);
-    for (size_t k = 0; k < o.positions.size(); ++k)
-      if (o.positions[k] == info.producerAxis) pa = static_cast<int>(k);
-    if (pa < 0) throw NotLowerableError("DID -> Stream set " + tvLabel(fe.output(0)) + ": producer axis not found");
-    if (auto ext = out_full->logical()[static_cast<size_t>(logicalAxisOf(out_full, ParallelType::kStream))]
-                       ->extent()
-                       .constValue();
-        ext && *ext != static_cast<int64_t>(info.team.size()))
-      throw NotLowerableError("DID -> Stream set " + tvLabel(fe.output(0)) + ": the Stream axis has extent " +
-                              std::to_string(*ext) + " but the mesh has " + std::to_string(info.team.size()) +
-                              " devices; a DID -> Stream pipeline has one chunk per device");
-    // This rank's shard, without the device axis (local extent 1, so index 0).
-    TensorView* local = view(in, pa, Scalar(0), false);
-    TensorView* out = output(out_full).first;
-    Scalar owner = deviceAt(info.team, sidx_, "DID -> Stream set " + tvLabel(fe.output(0)));
-    // Communications need contiguous buffers: strided slices go through staging copies.
-    TensorView* send_buf = local;
-    if (ctx_.nonContiguousViews.count(local)) {
-      send_buf = stagingBuffer(local);
-      body_.push_back(copyOp(local, send_buf, fe));
-    }
-    TensorView* recv_buf = ctx_.nonContiguousViews.count(out) ? stagingBuffer(out) : out;
-    if (ctx_.options.pipeline == PipelineKind::kCollective) {
-      auto c = std::make_unique<Communication>();
-      c->id = ctx_.nextCommunicationId++;
-      c->type = CommunicationType::kBroadcast;
-      c->team = info.team;
-      c->root = owner;
-      c->input = send_buf;
-      c->output = recv_buf;
-      auto w = std::make_unique<Wait>();
-      w->id = c->id;
-      body_.push_back(std::move(c));
-      body_.push_back(std::move(w));
-      if (recv_buf != out) body_.push_back(copyOp(recv_buf, out, fe));
-      return;
-    }
-    // P2P: shard j = (i + rank) % D; j == rank copies locally, otherwise receive shard j from
-    // its owner and send our shard to (rank - i + D) % D, which handles our shard in this same
-    // iteration: sends and receives pair within one iteration on every rank.
-    if (info.team.front() != 0 || deviceAt(info.team, Scalar(1), "p2p") != Scalar(1))
-      throw NotLowerableError("the P2P pipeline needs the mesh {0 .. D-1}");
-    const int64_t d = static_cast<int64_t>(info.team.size());
-    Scalar rank = Scalar::symbol(kDeviceIdxX);
-    auto branch = std::make_unique<IfThenElse>();
-    branch->predicate = Scalar::binary(ScalarOp::kEq, sidx_, rank);
-    branch->thenBody.push_back(copyOp(local, out, fe));
-    auto start = std::make_unique<StartCoalescing>();
-    auto recv = std::make_unique<P2PCommunication>();
-    recv->id = ctx_.nextCommunicationId++;
-    recv->type = P2PType::kRecv;
-    recv->buffer = recv_buf;
-    recv->peer = sidx_;
-    auto send = std::make_unique<P2PCommunication>();
-    send->id = ctx_.nextCommunicationId++;
-    send->type = P2PType::kSend;
-    send->buffer = send_buf;
-    send->peer = Scalar::binary(ScalarOp::kMod,
-                                Scalar::binary(ScalarOp::kAdd, Scalar::binary(ScalarOp::kSub, rank, idx_), Scalar(d)),
-                                Scalar(d));
-    auto end = std::make_unique<EndCoalescing>();
-    end->id = ctx_.nextCommunicationId++;
-    auto w = std::make_unique<Wait>();
-    w->id = end->id;
-    branch->elseBody.push_back(std::move(start));
-    branch->elseBody.push_back(std::move(recv));
-    branch->elseBody.push_back(std::move(send));
-    branch->elseBody.push_back(std::move(end));
-    branch->elseBody.push_back(std::move(w));
-    if (recv_buf != out) branch->elseBody.push_back(copyOp(recv_buf, out, fe));
-    body_.push_back(std::move(branch));
   }
 
  private:
   LoweringContext& ctx_;
   Scalar idx_;
-  Scalar sidx_;
-  const std::set<const TensorView*>& per_iteration_;
   Scope body_;
-  std::map<std::pair<TensorView*, int>, TensorView*> views_;
-  std::map<TensorView*, TensorView*> slices_;
-  std::map<TensorView*, int> slice_axis_;
+  StreamViews views_;
+  const std::set<const TensorView*>& per_iteration_;
 };
 
 class StreamLowering : public Pass {
@@ -373,35 +323,25 @@ class StreamLowering : public Pass {
     AxisGraph g(ctx.fusion);
     Scope old = std::move(ctx.program.body());
     ctx.program.body().clear();
-    // Step 1: classes and groups of consecutive statements.
-    std::vector<int> cls;
-    std::vector<Scalar> extent;
-    for (const auto& s : old) {
-      cls.push_back(streamClassOf(ctx, g, *s));
-      Scalar e;
-      if (cls.back() >= 0) {
-        const TensorView* out = outputsOf(*s).at(0);
-        e = out->logical()[static_cast<size_t>(logicalAxisOf(out, ParallelType::kStream))]->extent();
-      }
-      extent.push_back(e);
-    }
-    // Consecutive statements share a loop when their Stream axes map and have the same extent.
+    // Step 1: keys and groups of consecutive statements.
+    std::vector<std::optional<StreamKey>> key;
+    for (const auto& s : old) key.push_back(streamKeyOf(ctx, g, *s));
     std::vector<size_t> group_of(old.size());
     size_t groups = 0;
-    // A statement that reads a tensor of the current loop other than slice by slice (along the
+    // A statement that reads a tensor of the current loop other than chunk by chunk (along the
     // producer's own Stream axis) needs all of it: it starts a new loop.
-    auto readsSliceWise = [&](size_t i, size_t group_begin) {
+    auto readsChunkWise = [&](size_t i, size_t group_begin) {
       for (TensorView* t : inputsOf(*old[i])) {
         bool produced_here = false;
         for (size_t j = group_begin; j < i; ++j)
           for (TensorView* o : outputsOf(*old[j])) produced_here = produced_here || o == t;
-        if (produced_here && readAxis(ctx, *old[i], t) != logicalAxisOf(t, ParallelType::kStream)) return false;
+        if (produced_here && readPath(ctx, *old[i], t) != streamPathOf(ctx.origin.at(t).fusionTv)) return false;
       }
       return true;
     };
     size_t group_begin = 0;
     for (size_t i = 0; i < old.size(); ++i) {
-      if (i > 0 && cls[i] >= 0 && cls[i] == cls[i - 1] && extent[i] == extent[i - 1] && readsSliceWise(i, group_begin)) {
+      if (i > 0 && key[i] && key[i - 1] && *key[i] == *key[i - 1] && readsChunkWise(i, group_begin)) {
         group_of[i] = group_of[i - 1];
       } else {
         group_of[i] = groups++;
@@ -416,12 +356,14 @@ class StreamLowering : public Pass {
       const TensorView* pt = ctx.hostTensor.at(ft);
       std::set<size_t> where;
       for (size_t i = 0; i < old.size(); ++i) {
-        for (TensorView* t : outputsOf(*old[i])) if (t == pt) where.insert(group_of[i]);
-        for (TensorView* t : inputsOf(*old[i])) if (t == pt) where.insert(group_of[i]);
+        for (TensorView* t : outputsOf(*old[i]))
+          if (t == pt) where.insert(group_of[i]);
+        for (TensorView* t : inputsOf(*old[i]))
+          if (t == pt) where.insert(group_of[i]);
       }
       bool in_loop = false;
       for (size_t i = 0; i < old.size(); ++i)
-        if (where.size() == 1 && group_of[i] == *where.begin() && cls[i] >= 0) in_loop = true;
+        if (where.size() == 1 && group_of[i] == *where.begin() && key[i]) in_loop = true;
       if (in_loop)
         per_iteration.insert(ft);
       else
@@ -430,14 +372,15 @@ class StreamLowering : public Pass {
     // Step 3: build the loops.
     bool changed = false;
     for (size_t i = 0; i < old.size();) {
-      if (cls[i] < 0) {
+      if (!key[i]) {
+        if (old[i]->is<HostOp>()) squeezeContractionWeight(ctx, ctx.program.body(), *old[i]->as<HostOp>()->op);
         ctx.program.body().push_back(std::move(old[i]));
         ++i;
         continue;
       }
       size_t j = i;
       while (j < old.size() && group_of[j] == group_of[i]) ++j;
-      lowerGroup(ctx, old, i, j, per_iteration);
+      lowerGroup(ctx, old, i, j, per_iteration, *key[i]);
       changed = true;
       i = j;
     }
@@ -446,35 +389,35 @@ class StreamLowering : public Pass {
 
  private:
   void lowerGroup(LoweringContext& ctx, Scope& old, size_t begin, size_t end,
-                  const std::set<const TensorView*>& per_iteration) {
-    // The loop's axis: the Stream axis of the first output the program keeps in full (a fusion
-    // output, usually), else of the first statement's first output.
-    TensorView* ref = outputsOf(*old[begin]).at(0);
+                  const std::set<const TensorView*>& per_iteration, const StreamKey& key) {
+    // The loop's IterDomain (pipeline A's loop header): the Stream axis of the first output the
+    // program keeps in full when its buffer has one, else a fresh Stream IterDomain of the
+    // chunk count.
+    IterDomain* axis = nullptr;
     for (size_t i = end; i-- > begin;)
-      for (TensorView* t : outputsOf(*old[i]))
-        if (!per_iteration.count(ctx.origin.at(t).fusionTv)) ref = t;
-    const TensorView* ref_f = ctx.origin.at(ref).fusionTv;
-    IterDomain* axis = ref->logical()[static_cast<size_t>(logicalAxisOf(ref_f, ParallelType::kStream))];
+      for (TensorView* t : outputsOf(*old[i])) {
+        if (per_iteration.count(ctx.origin.at(t).fusionTv)) continue;
+        for (IterDomain* id : t->logical())
+          if (id->isStream() && id->extent() == key.extent) axis = id;
+      }
+    if (axis == nullptr) axis = ctx.program.tensors().newIterDomain(key.extent, IterType::kIteration, ParallelType::kStream);
     auto loop = std::make_unique<ForLoop>();
-    if (ctx.options.protocol == StreamProtocol::kSeparateSyncLoop) {
+    if (usesPipelineALoops(ctx.options.protocol)) {
       loop->index = "StreamIdx";
       loop->domain = axis;
     } else {
       loop->index = ctx.freshLoopIndexName();
       loop->start = Scalar(0);
-      loop->stop = axis->extent();
+      loop->stop = key.extent;
     }
     Scalar idx = Scalar::symbol(loop->index);
     Scalar sidx = idx;
-    // With the P2P pipeline, iteration i works on shard (i + rank) % D throughout the loop.
+    // With the P2P pipeline, iteration i works on chunk (i + rank) % D throughout the loop.
     for (size_t i = begin; i < end; ++i) {
       if (!old[i]->is<HostOp>()) continue;
       auto c = ctx.communications.find(ctx.originExpr.at(old[i]->as<HostOp>()->op));
-      if (c != ctx.communications.end() && c->second.didToStream && ctx.options.pipeline == PipelineKind::kP2P) {
-        int64_t d = static_cast<int64_t>(c->second.team.size());
-        sidx = Scalar::binary(ScalarOp::kMod, Scalar::binary(ScalarOp::kAdd, idx, Scalar::symbol(kDeviceIdxX)),
-                              Scalar(d));
-      }
+      if (c != ctx.communications.end() && c->second.didToStream && ctx.options.pipeline == PipelineKind::kP2P)
+        sidx = p2pChunkIndex(idx, c->second);
     }
     LoopBuilder b(ctx, idx, sidx, per_iteration);
     for (size_t i = begin; i < end; ++i) {

@@ -46,8 +46,14 @@ TEST(CliLower, DumpsEveryPassOnStderr) {
   EXPECT_THAT(r.out, HasSubstr("%HostIrContainer"));
 }
 
+TEST(CliLower, ProtocolCJoinsEveryIteration) {
+  Result r = braid("lower mlp --protocol C --devices 2 --streams 4 --m 64 --k 32 --n 16");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, slurpFile(std::string(BRAID_TEST_DATA_DIR) + "/passes/golden/mlp_C.hir"));
+}
+
 TEST(CliLower, BadOptionsExitWithTwo) {
-  Result r = braid("lower ag_matmul --protocol C");
+  Result r = braid("lower ag_matmul --protocol D");
   EXPECT_EQ(r.rc, 2);
   EXPECT_THAT(r.err, HasSubstr("--protocol"));
   r = braid("lower ag_matmul --ring --indexing raw");

@@ -87,11 +87,11 @@ TEST(CliRun, LoweredFileCheckedAgainstItsWorkloadAndABrokenOneIsCaught) {
 
   // Every chunk's result lands in chunk 0: chunk 1 is never written.
   std::string text = lowered.out;
-  const std::string from = "index = StreamIdx )\n    Communication";
+  const std::string from = "stream_index = StreamIdx)\n    Communication";
   size_t at = text.find(from);
   ASSERT_NE(at, std::string::npos) << text;
-  // The output slice is the second HirAliasSelect of the loop body, just before the Communication.
-  text.replace(at, std::string("index = StreamIdx").size(), "index = 0");
+  // The output chunk is the second ShardByStream of the loop body, just before the Communication.
+  text.replace(at, std::string("stream_index = StreamIdx").size(), "stream_index = 0");
   std::string bad = tempFile("allreduce_bad.hir", text);
   // The verifier sees it first: braid run refuses it...
   Result refused = braid("run " + bad + " --ranks 2 --reference allreduce " + kSmall);

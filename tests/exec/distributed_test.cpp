@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "catalog/workload.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/launcher.h"
@@ -18,7 +19,7 @@
 #include "ir/host_ir_text.h"
 #include "ir/ops.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
+#include "tests/support/random_schedules.h"
 
 namespace braid::exec {
 namespace {
@@ -208,7 +209,7 @@ std::string runCatalog(Communicator& comm) {
           p.streams = s;
           p.m = 2 * s * d;
           p.k = 2 * d;
-          p.n = 3 * d;
+          p.n = 3 * s * d;  // n is cut into S chunks too (matmul_n_chunks)
           p.lowering.protocol = proto;
           p.lowering.pipeline = pipe;
           p.lowering.streams = s;
@@ -250,9 +251,10 @@ TEST(Distributed, CatalogOn2Ranks) { NEED_GLOO(); EXPECT_EQ(spawnWorkers(2, "Cat
 TEST(Distributed, CatalogOn4Ranks) { NEED_GLOO(); EXPECT_EQ(spawnWorkers(4, "Catalog", 120), 0); }
 
 // ---------------------------------------------------------------------------------------------
-// Property test: random workloads, sizes, dtypes and lowering options, and random elementwise /
-// reduction fusions with random shardings, lowered and run on fresh random inputs. Every rank
-// draws the same cases from the same seed.
+// Property test: random workloads, sizes, dtypes and lowering options, random elementwise /
+// reduction fusions with random shardings, and random fusions scheduled with splits and merges
+// (tests/support/random_schedules.h), lowered and run on fresh random inputs. Every rank draws the
+// same cases from the same seed.
 
 struct RandomCase {
   std::string label;
@@ -315,14 +317,23 @@ std::string runRandomCases(Communicator& comm, int cases, uint64_t seed) {
     std::unique_ptr<Fusion> fusion, to_lower;
     LoweringOptions lo;
     std::string label;
-    if (pick(0, 1) == 0) {
+    const int64_t family = pick(0, 2);
+    if (family == 2) {
+      // A fusion scheduled with splits and merges (tests/support/random_schedules.h).
+      std::mt19937_64 twin = rng;  // the same fusion again, for lowering
+      random_schedules::ScheduledCase c = random_schedules::randomScheduledFusion(rng, d);
+      to_lower = random_schedules::randomScheduledFusion(twin, d).fusion;
+      fusion = std::move(c.fusion);
+      lo = c.lowering;
+      label = c.label;
+    } else if (family == 0) {
       const auto& info = catalog[static_cast<size_t>(pick(0, static_cast<int64_t>(catalog.size()) - 1))];
       WorkloadParams p;
       p.devices = d;
       p.streams = pick(1, 4);
       p.m = p.streams * d * pick(1, 3);
       p.k = d * pick(1, 3);
-      p.n = d * pick(1, 3);
+      p.n = p.streams * d * pick(1, 3);
       DataType dtypes[] = {DataType::kFloat, DataType::kBFloat16, DataType::kDouble};
       p.dtype = dtypes[pick(0, 2)];
       p.lowering.protocol = pick(0, 1) ? StreamProtocol::kInLoopSync : StreamProtocol::kSeparateSyncLoop;

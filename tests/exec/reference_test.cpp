@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 
+#include "catalog/workload.h"
 #include "exec/check.h"
 #include "tests/support/temp_dir.h"
 #include "exec/reference.h"
@@ -12,7 +13,6 @@
 #include "ir/error.h"
 #include "ir/ops.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 
 namespace braid::exec {
 namespace {
@@ -120,9 +120,10 @@ TEST(Reference, EveryWorkloadOnOneRank) {
       p.streams = s;
       p.m = 6 * s;
       p.k = 4;
-      p.n = 5;
-      Workload w = makeWorkload(info.name, p);
-      HostProgram prog = lower(*w.fusion, w.params.lowering, 1);
+      p.n = 5 * s;  // cut into S chunks by matmul_n_chunks
+      Workload w = makeWorkload(info.name, p);  // the reference (lowering rewrites its input)
+      Workload to_lower = makeWorkload(info.name, p);
+      HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
       CheckOptions o;
       o.numberOfStreams = s;
       CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);

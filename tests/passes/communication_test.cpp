@@ -253,9 +253,10 @@ TEST(CommunicationLoweringTest, NonContiguousSliceIsStagedThroughACopy) {
 namespace braid {
 namespace {
 
-TEST(ClassifierTest, PartialResultsAreCombinedByAReductionCollective) {
-  // c = matmul(a, b) with k sharded and the reduction axis device-parallel (rDIDx): every rank
-  // holds a partial product; an unsharded copy of it is an Allreduce.
+TEST(ClassifierTest, ReductionAcrossDevicesIsRfactoredIntoPartialsAndAnAllreduce) {
+  // c = matmul(a, b) with k sharded and the reduction axis device-parallel (rDIDx, nvFuser's
+  // meaning: c sums across the devices). The matmul becomes a local one into partial sums
+  // (an iteration DIDx axis, rfactor) and c = sum(partials) an Allreduce.
   Fusion f;
   TensorView* a = meshed(f.makeTensor({8, 4}));
   TensorView* b = meshed(f.makeTensor({4, 6}));
@@ -265,13 +266,20 @@ TEST(ClassifierTest, PartialResultsAreCombinedByAReductionCollective) {
   f.addInput(b);
   TensorView* c = meshed(matmul(a, b));  // [8, 6, r4]
   c->parallelize(2, ParallelType::kDIDx);
-  EXPECT_FALSE(isResharding(*c->definition()));
-  TensorView* d = meshed(set(c));
-  f.addOutput(d);
-  CommunicationInfo info = classifyCommunication(*d->definition());
-  EXPECT_EQ(info.type, CommunicationType::kAllreduce);
+  f.addOutput(c);
+  EXPECT_TRUE(isResharding(*c->definition()));
   HostProgram p = lower(f, protocolA(), 4);
-  EXPECT_EQ(findAll<Communication>(p.body()).size(), 1u);
+  // The fusion was rewritten in place: c is now the reduction of the partials.
+  ASSERT_EQ(c->definition()->type(), OpType::kReduction);
+  const TensorView* part = c->definition()->input(0);
+  EXPECT_TRUE(isPartialAlong(part, ParallelType::kDIDx));
+  EXPECT_EQ(part->definition()->type(), OpType::kMatmul);
+  EXPECT_FALSE(isResharding(*part->definition())) << "the partial matmul is local";
+  CommunicationInfo info = classifyCommunication(*c->definition());
+  EXPECT_EQ(info.type, CommunicationType::kAllreduce);
+  auto comms = findAll<Communication>(p.body());
+  ASSERT_EQ(comms.size(), 1u);
+  EXPECT_EQ(comms[0]->type, CommunicationType::kAllreduce);
   EXPECT_EQ(roundTrip(p), "");
 }
 

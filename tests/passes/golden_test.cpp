@@ -7,35 +7,47 @@
 #include <fstream>
 #include <sstream>
 
+#include "catalog/workload.h"
 #include "ir/host_ir_text.h"
+#include "lowering_test_util.h"
 #include "passes/lower.h"
-#include "passes/workload.h"
 
 namespace braid {
 namespace {
 
 struct GoldenCase {
   std::string workload;
-  std::string config;  // A, B, p2p_A, p2p_B, ring_A, ring_B
+  std::string config;  // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B
   int64_t devices = 2;
   int64_t streams = 4;
+  int64_t m = 64;  // 66: chunks that do not divide (the last one shorter)
 };
 
 void PrintTo(const GoldenCase& c, std::ostream* os) {
-  *os << c.workload << " " << c.config << " D=" << c.devices << " S=" << c.streams;
+  *os << c.workload << " " << c.config << " D=" << c.devices << " S=" << c.streams << " m=" << c.m;
+}
+
+// `ag_matmul_p2p_A_d4`, `allreduce_B_m66`.
+std::string caseName(const GoldenCase& c) {
+  std::string name = c.workload + "_" + c.config;
+  if (c.devices != 2) name += "_d" + std::to_string(c.devices);
+  if (c.m != 64) name += "_m" + std::to_string(c.m);
+  return name;
 }
 
 WorkloadParams paramsFor(const GoldenCase& c) {
   WorkloadParams p;
   p.devices = c.devices;
   p.streams = c.streams;
-  p.m = 64;
+  p.m = c.m;
   p.k = 32;
   p.n = 16;
   LoweringOptions& o = p.lowering;
   const std::string& cfg = c.config;
   bool b = cfg.back() == 'B';
-  o.protocol = b ? StreamProtocol::kInLoopSync : StreamProtocol::kSeparateSyncLoop;
+  o.protocol = b ? StreamProtocol::kInLoopSync
+               : cfg.back() == 'C' ? StreamProtocol::kPerIterationJoin
+                                   : StreamProtocol::kSeparateSyncLoop;
   // Protocol B as nvFuser's AssignStreams writes it: streams keyed by the raw index. Ring
   // buffers need modulo indexing.
   o.indexing = b && cfg.rfind("ring", 0) != 0 ? StreamIndexing::kRaw : StreamIndexing::kModulo;
@@ -48,17 +60,20 @@ WorkloadParams paramsFor(const GoldenCase& c) {
 std::vector<GoldenCase> goldenCases() {
   std::vector<GoldenCase> v;
   for (const WorkloadInfo& w : workloadCatalog())
-    for (const char* cfg : {"A", "B"}) v.push_back({w.name, cfg});
-  for (const char* cfg : {"p2p_A", "p2p_B", "ring_A", "ring_B"}) v.push_back({"ag_matmul", cfg});
+    for (const char* cfg : {"A", "B", "C"}) v.push_back({w.name, cfg});
+  for (const char* cfg : {"p2p_A", "p2p_B", "p2p_C", "ring_A", "ring_B"}) v.push_back({"ag_matmul", cfg});
   v.push_back({"mlp", "ring_A"});
   v.push_back({"ag_matmul", "p2p_A", 4, 4});
+  // A 2D mesh [2, 2]: Allreduces within each row, Allgathers within each column, one IF per team.
+  for (const char* cfg : {"A", "B"}) v.push_back({"tp_dp_mlp", cfg, 4, 2});
+  v.push_back({"allgather_2d", "B", 4, 2});
+  // Chunks that do not divide: 66 rows in 4 chunks of ceilDiv(66, 4) = 17, the last one 15.
+  for (const char* w : {"allreduce", "row_parallel_linear", "two_matmuls_inlinable"}) v.push_back({w, "B", 2, 4, 66});
   return v;
 }
 
 std::string goldenPath(const GoldenCase& c) {
-  std::string name = c.workload + "_" + c.config;
-  if (c.devices != 2) name += "_d" + std::to_string(c.devices);
-  return std::string(BRAID_TEST_DATA_DIR) + "/passes/golden/" + name + ".hir";
+  return std::string(BRAID_TEST_DATA_DIR) + "/passes/golden/" + caseName(c) + ".hir";
 }
 
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
@@ -75,38 +90,24 @@ TEST_P(GoldenTest, MatchesGoldenFile) {
   std::string why;
   EXPECT_TRUE(structurallyEqual(prog, parseHostProgram(text, goldenPath(c)), &why)) << why;
 
-  const std::string path = goldenPath(c);
-  const char* update = std::getenv("BRAID_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << text;
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with BRAID_UPDATE_GOLDEN=1 to create it)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(text, expected.str()) << "lowering of " << c.workload << " (" << c.config << ") changed; if intended, "
-                                  << "regenerate with BRAID_UPDATE_GOLDEN=1 and review the diff";
+  BRAID_EXPECT_GOLDEN(goldenPath(c), text, "lowering of " + c.workload + " (" + c.config + ")");
 }
 
-INSTANTIATE_TEST_SUITE_P(, GoldenTest, ::testing::ValuesIn(goldenCases()), [](const auto& info) {
-  std::string n = info.param.workload + "_" + info.param.config;
-  if (info.param.devices != 2) n += "_d" + std::to_string(info.param.devices);
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(, GoldenTest, ::testing::ValuesIn(goldenCases()),
+                         [](const auto& info) { return caseName(info.param); });
 
-// Every catalog workload lowers for 1..8 devices and 1..8 streams with both protocols (sizes
+// Every catalog workload lowers for 1..8 devices and 1..8 streams with every protocol (sizes
 // chosen to divide as every schedule needs).
 TEST(CatalogTest, EveryWorkloadLowersForOneToEightDevicesAndStreams) {
   for (const WorkloadInfo& info : workloadCatalog())
     for (int64_t d = 1; d <= 8; ++d)
       for (int64_t s = 1; s <= 8; ++s)
-        for (const char* cfg : {"A", "B", "p2p_B", "ring_A"}) {
+        for (const char* cfg : {"A", "B", "C", "p2p_B", "ring_A"}) {
           GoldenCase c{info.name, cfg, d, s};
           WorkloadParams p = paramsFor(c);
           p.m = 705600;  // divisible by every S * D up to 8 * 8
           p.k = 840;
-          p.n = 840;
+          p.n = 705600;
           Workload w = makeWorkload(info.name, p);
           LoweringOptions o = p.lowering;
           EXPECT_NO_THROW(lower(*w.fusion, o, d)) << info.name << " D=" << d << " S=" << s << " " << cfg;

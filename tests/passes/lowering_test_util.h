@@ -1,6 +1,9 @@
 // Helpers of the lowering tests: small fusions, top-level shape of a program, finding statements.
 #pragma once
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,26 @@ inline LoweringOptions protocolB() {
   o.indexing = StreamIndexing::kRaw;
   return o;
 }
+
+// Compares `text` with the golden file at `path`, or (with BRAID_UPDATE_GOLDEN=1) rewrites the
+// file and skips. `what` names what changed in the failure message. A macro so that GTEST_SKIP
+// and ASSERT_TRUE return from the test itself.
+#define BRAID_EXPECT_GOLDEN(path, text, what)                                                       \
+  do {                                                                                              \
+    const std::string golden_path_ = (path);                                                        \
+    const char* update_ = std::getenv("BRAID_UPDATE_GOLDEN");                                       \
+    if (update_ != nullptr && std::string(update_) == "1") {                                        \
+      std::ofstream(golden_path_) << (text);                                                        \
+      GTEST_SKIP() << "updated " << golden_path_;                                                   \
+    }                                                                                               \
+    std::ifstream in_(golden_path_);                                                                \
+    ASSERT_TRUE(in_.good()) << "missing golden file " << golden_path_                               \
+                            << " (run with BRAID_UPDATE_GOLDEN=1 to create it)";                    \
+    std::stringstream expected_;                                                                    \
+    expected_ << in_.rdbuf();                                                                       \
+    EXPECT_EQ((text), expected_.str()) << (what) << " changed; if intended, regenerate with "       \
+                                       << "BRAID_UPDATE_GOLDEN=1 and review the diff";              \
+  } while (false)
 
 // Prints, parses back and compares; returns "" when equal, else why not.
 inline std::string roundTrip(const HostProgram& p) {

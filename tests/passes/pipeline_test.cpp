@@ -78,6 +78,30 @@ TEST(PropagationTest, StreamPropagatesBackwardAndDidForward) {
   EXPECT_EQ(comms[0]->type, CommunicationType::kAllreduce);
 }
 
+// A device axis split off a logical axis propagates through splits and merges of reshapes (the
+// outermost axis of each group follows, as in nvFuser) and through reorders: no communication.
+TEST(PropagationTest, SplitShardingFollowsReshapesAndReorders) {
+  Fusion f;
+  DeviceMesh mesh = DeviceMesh::range(2);
+  TensorView* x = f.makeTensor({8, 6});
+  x->setDeviceMesh(mesh)->outerSplit(0, 2)->parallelize(0, ParallelType::kDIDx);
+  x->reorder({{0, 2}});  // loop order does not matter
+  f.addInput(x);
+  TensorView* y = reshape(x, {8, 2, 3});  // splits the columns
+  TensorView* z = reshape(relu(y), {48});  // merges everything
+  f.addOutput(z);
+  HostProgram p = lower(f, protocolA(), 2);
+  for (const TensorView* t : {y, z}) {
+    const IterDomain* d = nullptr;
+    for (const IterDomain* id : t->loop())
+      if (id->isDeviceParallel()) d = id;
+    ASSERT_NE(d, nullptr) << t->str();
+    EXPECT_EQ(d->extent(), Scalar(2)) << t->str();
+  }
+  EXPECT_EQ(countKind(p.body(), StmtKind::kCommunication), 0) << print(p);
+  EXPECT_EQ(roundTrip(p), "");
+}
+
 TEST(AllocationTest, StreamShardsOnlyIntermediatesWhoseConsumersMap) {
   Fusion f;
   TensorView* tv0 = f.makeTensor({4, 8});

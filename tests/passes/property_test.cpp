@@ -5,8 +5,12 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <random>
+
 #include "ir/error.h"
 #include "lowering_test_util.h"
+#include "tests/support/random_schedules.h"
+#include "verify/checker.h"
 
 namespace braid {
 namespace {
@@ -96,6 +100,39 @@ TEST(LoweringPropertyTest, RandomFusionsLowerOrSayWhyNot) {
     }
   });
   EXPECT_TRUE(ok);
+}
+
+// Property: fusions scheduled as nvFuser's users write them (outer splits and merges of logical
+// axes, parallelized on Stream and DIDx; shorter last chunks) either lower, parse back and verify
+// with no error for their world size and stream count, or fail with a NotLowerableError. At
+// least a third of them must lower (the generator also draws what nvFuser refuses too, such as
+// gathering a column-sharded tensor: "Resharding on an inner axis").
+TEST(LoweringPropertyTest, SplitAndMergedSchedulesLowerAndVerify) {
+  int lowered = 0, refused = 0;
+  const bool ok = rc::check("split and merged schedules lower and verify", [&] {
+    const auto seed = *rc::gen::arbitrary<uint32_t>();
+    const int64_t d = *rc::gen::inRange(1, 5);
+    std::mt19937_64 rng(seed);
+    random_schedules::ScheduledCase c = random_schedules::randomScheduledFusion(rng, d);
+    RC_TAG(c.lowering.streams);
+    try {
+      HostProgram p = lower(*c.fusion, c.lowering, d);
+      ++lowered;
+      RC_ASSERT(roundTrip(p) == "");
+      verify::VerifyOptions o;
+      o.ranks = d;
+      o.streams = c.lowering.streams;
+      o.parallelismWarnings = false;
+      verify::VerifyResult r = verify::verifyProgram(p, o);
+      if (!r.ok()) RC_FAIL(c.label + "\n" + verify::formatReport(r) + print(p));
+    } catch (const NotLowerableError& e) {
+      ++refused;
+      RC_ASSERT(std::string(e.what()).size() > 20);
+      RC_TAG(std::string(e.what()).substr(0, 90));
+    }
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_GT(3 * lowered, lowered + refused) << lowered << " lowered, " << refused << " refused";
 }
 
 }  // namespace

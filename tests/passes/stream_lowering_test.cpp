@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "lowering_test_util.h"
+#include "tests/support/error_of.h"
 
 namespace braid {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace testing_util;
+using testing::errorOf;
 
 const std::vector<std::string> kStreamRegionA = {"Allocate", "GetCurrentStream", "ForLoop", "ForLoop"};
 
@@ -148,12 +150,16 @@ TEST(StreamLoweringTest, TwoSetOpsShareOneLoop) {
 
 TEST(StreamLoweringTest, ThreeSetOpsWithDisjointLoops) {
   // tv2 is a fusion output without a Stream axis: it separates the two stream loops, and tv1
-  // (consumed by the non-stream op) is allocated in full.
+  // (consumed by the non-stream op) is allocated in full. tv2 gets its mesh from the user, which
+  // keeps propagation from giving it tv1's Stream axis (nvFuser's rule: a tensor with a mesh is
+  // scheduled by the user).
   Fusion f;
   TensorView* tv0 = f.makeTensor({4, 8});
+  tv0->setDeviceMesh(DeviceMesh::range(1));
   f.addInput(tv0);
   TensorView* tv1 = set(tv0);
   TensorView* tv2 = set(tv1);
+  tv2->setDeviceMesh(DeviceMesh::range(1));
   TensorView* tv3 = set(tv2);
   f.addOutput(tv2);
   f.addOutput(tv3);
@@ -183,41 +189,84 @@ TEST(StreamLoweringTest, KernelInsideStreamLoop) {
   EXPECT_EQ(roundTrip(p), "");
 }
 
-TEST(StreamLoweringTest, SplitStreamAxisIsRejected) {
+// nvFuser's users split the Stream axis off (out->outer_split(0, S)): the output is allocated
+// whole and each iteration writes its chunk through a ShardByStream view of the buffer's rank.
+TEST(StreamLoweringTest, SplitStreamAxisIsChunkedByShardByStream) {
   Fusion f;
   TensorView* tv0 = f.makeTensor({32, 8});
   f.addInput(tv0);
   TensorView* tv1 = set(tv0);
   f.addOutput(tv1);
-  tv1->split(0, 4, /*inner_split=*/false);
-  tv1->parallelize(0, ParallelType::kStream);
-  try {
-    lower(f, protocolA(), 1);
-    FAIL() << "expected NotLowerableError";
-  } catch (const NotLowerableError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("split"));
-    EXPECT_THAT(e.what(), HasSubstr("T1"));
+  tv1->outerSplit(0, 4)->parallelize(0, ParallelType::kStream);
+  HostProgram p = lower(f, protocolB(), 1);
+  EXPECT_THAT(topLevel(p), ElementsAre("Allocate", "GetCurrentStream", "ForLoop", "SetCurrentStream", "ForLoop"));
+  const ForLoop& work = *p.body()[2]->as<ForLoop>();
+  EXPECT_EQ(work.stop, Scalar(4));
+  auto views = findAll<ShardByStream>(work.body);
+  ASSERT_EQ(views.size(), 2u);  // the input's chunk and the output's
+  for (const ShardByStream* v : views) {
+    EXPECT_EQ(v->in->logical().size(), v->out->logical().size()) << "a chunk keeps the buffer's rank";
+    EXPECT_TRUE(v->out->logical()[0]->isStream());
+    EXPECT_EQ(v->out->logical()[0]->extent(), Scalar(4)) << "the chunked axis prints the chunk count";
+    EXPECT_EQ(v->streamIndex, Scalar::symbol(work.index));
   }
+  // The whole buffers keep their logical shape [32, 8].
+  EXPECT_EQ(p.outputs()[0]->logical()[0]->extent(), Scalar(32));
+  EXPECT_EQ(roundTrip(p), "");
 }
 
-TEST(StreamLoweringTest, MergedStreamAxisIsRejected) {
+// A Stream axis split from a merge of two logical axes chunks the merged (flattened) buffer.
+TEST(StreamLoweringTest, MergedThenSplitStreamAxisChunksTheMergedBuffer) {
   Fusion f;
-  TensorView* tv0 = f.makeTensor({4, 8});
+  TensorView* tv0 = f.makeTensor({4, 8, 3});
   f.addInput(tv0);
   TensorView* tv1 = set(tv0);
   f.addOutput(tv1);
-  tv1->merge(0);
-  tv1->parallelize(0, ParallelType::kStream);
-  EXPECT_THROW(
-      {
-        try {
-          lower(f, protocolA(), 1);
-        } catch (const NotLowerableError& e) {
-          EXPECT_THAT(e.what(), HasSubstr("merge"));
-          throw;
-        }
-      },
-      NotLowerableError);
+  tv1->merge(0)->outerSplit(0, 2)->parallelize(0, ParallelType::kStream);  // [Stream{2}, 16, 3]
+  HostProgram p = lower(f, protocolB(), 1);
+  EXPECT_EQ(p.outputs()[0]->logical().size(), 2u) << "the output's buffer is [32, 3]";
+  EXPECT_EQ(p.outputs()[0]->logical()[0]->extent(), Scalar(32));
+  EXPECT_EQ(findAll<ShardByStream>(p.body()).size(), 2u);
+  EXPECT_EQ(roundTrip(p), "");
+}
+
+TEST(StreamLoweringTest, StreamOnAnInnerSplitIsRejected) {
+  Fusion f;
+  TensorView* tv0 = f.makeTensor({32, 8});
+  f.addInput(tv0);
+  TensorView* tv1 = set(tv0);
+  f.addOutput(tv1);
+  tv1->outerSplit(0, 4)->parallelize(1, ParallelType::kStream);
+  EXPECT_THAT(errorOf([&] { lower(f, protocolA(), 1); }), HasSubstr("inner output of a split"));
+  Fusion g;
+  TensorView* u0 = g.makeTensor({32, 8});
+  g.addInput(u0);
+  TensorView* u1 = set(u0);
+  g.addOutput(u1);
+  u1->innerSplit(0, 4)->parallelize(0, ParallelType::kStream);
+  EXPECT_THAT(errorOf([&] { lower(g, protocolA(), 1); }), HasSubstr("use an outer split"));
+}
+
+// ShardByStream takes ceilDiv(e, S) elements per chunk: 6 rows in 4 chunks of 2 leave the last
+// chunk empty, which the lowering refuses when it can see it.
+TEST(StreamLoweringTest, EmptyLastChunkIsRejected) {
+  Fusion f;
+  TensorView* tv0 = f.makeTensor({6, 8});
+  f.addInput(tv0);
+  TensorView* tv1 = set(tv0);
+  f.addOutput(tv1);
+  tv1->outerSplit(0, 4)->parallelize(0, ParallelType::kStream);
+  EXPECT_THAT(errorOf([&] { lower(f, protocolA(), 1); }), HasSubstr("leaves the last chunk empty"));
+}
+
+TEST(StreamLoweringTest, MergeOfNonAdjacentAxesIsRejected) {
+  Fusion f;
+  TensorView* tv0 = f.makeTensor({4, 8, 3});
+  f.addInput(tv0);
+  TensorView* tv1 = set(tv0);
+  f.addOutput(tv1);
+  tv1->reorder({{0, 1}})->merge(0)->parallelize(0, ParallelType::kStream);  // merges axes 1 and 0
+  EXPECT_THAT(errorOf([&] { lower(f, protocolA(), 1); }), HasSubstr("not adjacent and in order"));
 }
 
 TEST(StreamLoweringTest, ProtocolBJoinsInATrailingLoop) {
@@ -236,6 +285,30 @@ TEST(StreamLoweringTest, ProtocolBJoinsInATrailingLoop) {
   ASSERT_EQ(join.body.size(), 1u);
   EXPECT_TRUE(join.body[0]->is<Synchronize>());
   EXPECT_FALSE(p.body()[0]->as<Allocate>()->legacy);
+  EXPECT_EQ(roundTrip(p), "");
+}
+
+TEST(StreamLoweringTest, ProtocolCJoinsEveryIterationInsideTheLoop) {
+  Fusion f;
+  singleStreamSet(f);
+  LoweringOptions o;
+  o.protocol = StreamProtocol::kPerIterationJoin;
+  HostProgram p = lower(f, o, 1);
+  // One loop, no separate sync loop and no join loop: fork and join are both in the body.
+  EXPECT_THAT(topLevel(p), ElementsAre("Allocate", "GetCurrentStream", "ForLoop"));
+  EXPECT_TRUE(p.body()[0]->as<Allocate>()->legacy);  // pipeline A's top-level ALLOCATE
+  const ForLoop& work = *p.body()[2]->as<ForLoop>();
+  ASSERT_NE(work.domain, nullptr);  // FOR StreamIdx in iStreamIdx{4}
+  std::vector<std::string> kinds;
+  for (const auto& s : work.body) kinds.push_back(stmtKindName(s->kind()));
+  EXPECT_THAT(kinds, ElementsAre("SetCurrentStream", "Synchronize", "HirAliasSelect", "HirAliasSelect", "HostOp",
+                                 "SetCurrentStream", "Synchronize"));
+  const StreamRef worker = StreamRef::indexed(Scalar::binary(ScalarOp::kMod, Scalar::symbol(work.index),
+                                                             Scalar::symbol(kNumberOfStreams)));
+  EXPECT_EQ(work.body[0]->as<SetCurrentStream>()->stream, worker);
+  EXPECT_EQ(work.body[1]->as<Synchronize>()->stream, StreamRef::named("0"));
+  EXPECT_EQ(work.body[5]->as<SetCurrentStream>()->stream, StreamRef::named("0"));
+  EXPECT_EQ(work.body[6]->as<Synchronize>()->stream, worker);
   EXPECT_EQ(roundTrip(p), "");
 }
 

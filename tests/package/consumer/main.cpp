@@ -1,9 +1,9 @@
 // Lowers a catalog workload and prints it, through the installed headers and libraries.
 #include <iostream>
 
+#include <braid/catalog/workload.h>
 #include <braid/ir/host_ir_text.h>
 #include <braid/passes/lower.h>
-#include <braid/passes/workload.h>
 
 int main() {
   braid::WorkloadParams params;

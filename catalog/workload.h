@@ -1,6 +1,8 @@
 // The workload catalog: named, parameterized fusions with their schedules (devices, streams,
-// sizes, dtype) and the lowering options they are meant for. `braid lower WORKLOAD` builds one,
-// lowers it and prints the host program; verify, sim and exec accept workload names too.
+// sizes, dtype) and the lowering options they are meant for, written as nvFuser's users write
+// them: logical shapes, then splits and parallel types (docs/WORKLOADS.md). `braid lower
+// WORKLOAD` builds one, lowers it and prints the host program; verify, run and demo accept
+// workload names too.
 #pragma once
 
 #include <functional>
@@ -9,16 +11,19 @@
 #include <vector>
 
 #include "ir/fusion.h"
-#include "passes/lowering_options.h"
+#include "ir/lowering_options.h"
 
 namespace braid {
 
 struct WorkloadParams {
-  int64_t devices = 2;   // D: ranks in the (1D) device mesh {0 .. D-1}
+  int64_t devices = 2;   // D: ranks in the device mesh {0 .. D-1}
   int64_t streams = 4;   // S: stream-parallel chunks (the extent of the Stream axis)
   int64_t m = 1024;
   int64_t k = 1024;
   int64_t n = 1024;
+  // 2D-mesh workloads: the tensor-parallel width (the mesh's columns, DIDx); the data-parallel
+  // height is D / tp (its rows, DIDy). 0: 2 when D is even, else 1.
+  int64_t tp = 0;
   DataType dtype = DataType::kFloat;
   LoweringOptions lowering;  // protocol, indexing, pipeline kind, ring buffers
 };
@@ -26,7 +31,7 @@ struct WorkloadParams {
 struct Workload {
   std::string name;
   WorkloadParams params;
-  std::unique_ptr<Fusion> fusion;  // scheduled: meshes, DIDx / Stream parallelization
+  std::unique_ptr<Fusion> fusion;  // scheduled as its user wrote it; lowering propagates the rest
 };
 
 struct WorkloadInfo {

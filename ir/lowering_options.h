@@ -1,4 +1,6 @@
 // Options of the lowering pipeline (Fusion -> host program) that a user or a workload chooses.
+// They are plain data: they live in ir/ so that the workload catalog (catalog/, which depends on
+// ir only) can carry the options a workload is meant for; passes/ implements them.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,16 @@ enum class StreamProtocol {
   // (B) In-loop `SetCurrentStream(Stream i); Synchronize(main)`, then `SetCurrentStream(main)` and
   // a trailing join loop (nvFuser's AssignStreams pass).
   kInLoopSync,
+  // (C) nvFuser's first stream lowering (PR #4147, with the fork of PR #3913): inside the loop,
+  // `SetCurrentStream(worker); Synchronize(main); <body>; SetCurrentStream(main);
+  // Synchronize(worker)`. The per-iteration join makes iteration i+1's fork wait for iteration i:
+  // correct, but the iterations never overlap.
+  kPerIterationJoin,
 };
+
+// Protocols A and C are nvFuser's MultiDeviceExecutor pipeline: loops over the Stream IterDomain
+// (`FOR StreamIdx in iStreamIdx{S}:`) and `ALLOCATE(buffer=...)` at the top level.
+inline bool usesPipelineALoops(StreamProtocol p) { return p != StreamProtocol::kInLoopSync; }
 
 // How worker streams are keyed.
 enum class StreamIndexing {
@@ -42,7 +53,7 @@ struct LoweringOptions {
   int64_t streams = 4;
 };
 
-const char* streamProtocolName(StreamProtocol p);  // "A" / "B"
+const char* streamProtocolName(StreamProtocol p);  // "A" / "B" / "C"
 const char* pipelineKindName(PipelineKind p);      // "collective" / "p2p"
 
 }  // namespace braid
