@@ -43,8 +43,6 @@ std::vector<BadInput> badInputs() {
        "inconsistent indentation"},
       {"left_of_body", H + "    StartCoalescing\n  StartCoalescing\n" + F, 3, 3, "left of the program body"},
       {"unknown_statement", H + "  Frobnicate 3\n" + F, 2, 3, "unknown statement 'Frobnicate'"},
-      {"unknown_host_unit", H + "  PostOnStream (HostUnit3, Inputs:{}, Outputs:{})\n" + F, 2, 17,
-       "HostUnit3, which the file does not define"},
       {"wait_unknown", H + "  Wait Communication 9\n" + F, 2, 22, "Wait for communication 9"},
       {"wait_before_definition", H + "  Wait(Communication 5)\n  EndCoalescing 5\n" + F, 2, 22, "Wait for communication 5"},
       {"team_list",
