@@ -201,33 +201,36 @@ void TokenStream::beginStatement(const Token& first) {
   stmtLine_ = &lineStart(first);
 }
 
-namespace {
-
-bool isWordish(const Token& t) {
-  return t.kind == TokenKind::kWord || t.kind == TokenKind::kNumber || t.kind == TokenKind::kHexNumber;
-}
-
-}  // namespace
-
 std::string TokenStream::wrapDiagnosis(const Token& t, SourceLoc* where) const {
   if (tokens_.empty() || &t < tokens_.data() || &t >= tokens_.data() + tokens_.size()) return "";
   size_t k = static_cast<size_t>(&t - tokens_.data());
-  // A fixed-width wrap cuts a word at the end of a line and puts the rest at column 1 of the next.
+  // A fixed-width wrap cuts a token at the end of a line and puts the rest at column 1 of the
+  // next: the two pieces, glued, lex as one token (`fals` + `e`, `12` + `8`, `-` + `>`).
   auto split = [&](size_t a, size_t b) {
     if (b >= tokens_.size()) return false;
     const Token& x = tokens_[a];
     const Token& y = tokens_[b];
-    if (!isWordish(x) || !isWordish(y) || !y.firstOnLine || y.col != 1 || y.line != x.line + 1) return false;
+    if (x.kind == TokenKind::kEnd || y.kind == TokenKind::kEnd || x.kind == TokenKind::kDirective) return false;
+    if (!y.firstOnLine || y.col != 1 || y.line != x.line + 1) return false;
     size_t e = x.end;
-    return e < text_.size() && (text_[e] == '\n' || (text_[e] == '\r' && e + 1 < text_.size() && text_[e + 1] == '\n'));
+    bool ends_line =
+        e < text_.size() && (text_[e] == '\n' || (text_[e] == '\r' && e + 1 < text_.size() && text_[e + 1] == '\n'));
+    if (!ends_line) return false;
+    std::string glued = std::string(x.text) + std::string(y.text);
+    std::vector<Token> one = tokenize(glued, file_);
+    return one.size() == 2 && one[0].kind != TokenKind::kOther;  // one token and the end
   };
+  // The error is the wrap's doing when the wrap is at the start of its token's line or at the end
+  // of it (the tokens up to there were read as they should not have been).
   size_t a = 0, b = 0;
-  if (split(k, k + 1)) {
-    a = k;
-    b = k + 1;
-  } else if (k > 0 && split(k - 1, k)) {
+  size_t j = k + 1;
+  while (j < tokens_.size() && !tokens_[j].firstOnLine) ++j;
+  if (k > 0 && split(k - 1, k)) {
     a = k - 1;
     b = k;
+  } else if (j < tokens_.size() && split(j - 1, j)) {
+    a = j - 1;
+    b = j;
   } else {
     return "";
   }

@@ -142,9 +142,14 @@ class Parser {
         break;
       }
     }
-    if (ts_.atEnd())
-      ts_.fail(ts_.peek(), std::string("unexpected end of file: expected ") +
+    if (ts_.atEnd()) {
+      std::string where;
+      if (truncated_in_)
+        where = " inside the body of the '" + std::string(truncated_in_->text) + "' on line " +
+                std::to_string(truncated_in_->line) + " (the dump looks truncated)";
+      ts_.fail(ts_.peek(), "unexpected end of file" + where + ": expected " +
                                (end_dot ? "'END.'" : "'} // %HostIrContainer'") + " to close the program");
+    }
     if (end_dot) {
       ts_.expect("END.", "to close the program");
     } else {
@@ -260,6 +265,7 @@ class Parser {
                       std::to_string(owner.line) + ", found " + t.describe() +
                       (t.kind == TokenKind::kEnd ? "" : " at column " + std::to_string(t.col)));
     block(out, t.col);
+    if (ts_.atEnd() && !truncated_in_) truncated_in_ = &owner;
   }
 
   void endOfStatement(std::string_view what, bool may_continue_line = false) {
@@ -604,9 +610,7 @@ class Parser {
       ts_.expect(in ? "Inputs" : "Outputs", "in " + stmt);
       ts_.expect(":", "after '" + std::string(in ? "Inputs" : "Outputs") + "'");
       ts_.expect("{", "before the " + stmt + " " + part);
-      std::vector<ScalarOperand> scalar_outs;
-      operandList(main_, "}", stmt + " " + part, in ? &ins : &outs, in ? &scalar_ins : &scalar_outs);
-      if (!scalar_outs.empty()) ts_.fail(ts_.peek(), "a " + stmt + " output must be a tensor");
+      operandList(main_, "}", stmt + " " + part, in ? &ins : &outs, in ? &scalar_ins : nullptr);
       ts_.expect("}", "after the " + stmt + " " + part);
     }
   }
@@ -953,14 +957,13 @@ class Parser {
     ts_.expect("=", "after 'Inputs'");
     ts_.expect("{", "before the HostUnit inputs");
     std::vector<TensorView*> ins, outs;
-    std::vector<ScalarOperand> scalar_outs;
     operandList(scope, "}", "HostUnit inputs", &ins, &unit.scalarInputs);
     ts_.expect("}", "after the HostUnit inputs");
     ts_.expect("->", "between the HostUnit inputs and outputs");
     ts_.expect("Outputs", "after '->'");
     ts_.expect("=", "after 'Outputs'");
     ts_.expect("{", "before the HostUnit outputs");
-    operandList(scope, "}", "HostUnit outputs", &outs, &scalar_outs);
+    operandList(scope, "}", "HostUnit outputs", &outs, nullptr);
     ts_.expect("}", "after the HostUnit outputs");
     ts_.endStatement();
     for (TensorView* tv : ins) unit.fusion->addInput(tv);
@@ -1151,10 +1154,13 @@ class Parser {
     }
   }
 
+  // The text of a value up to the next `,` or `)` at its nesting level, with the spacing it was
+  // written with inside a line (a line break between two of its tokens is dropped).
   std::string rawUntilCommaOrParen(std::string_view what) {
     const Token& first = ts_.peek();
     if (first.is(",") || first.is(")") || first.kind == TokenKind::kEnd) ts_.failExpected(what);
-    size_t begin = first.offset, end = first.end;
+    std::string out;
+    const Token* prev = nullptr;
     int depth = 0;
     while (true) {
       const Token& t = ts_.peek();
@@ -1162,10 +1168,16 @@ class Parser {
       if (depth == 0 && (t.is(",") || t.is(")"))) break;
       if (t.is("(") || t.is("[") || t.is("{")) ++depth;
       if (t.is(")") || t.is("]") || t.is("}")) --depth;
-      end = t.end;
+      if (prev) {
+        std::string_view gap = ts_.source().substr(prev->end, t.offset - prev->end);
+        if (gap.find('\n') == std::string_view::npos) out += gap;
+        else if (prev->kind == TokenKind::kWord && t.kind == TokenKind::kWord) out += " ";
+      }
+      out += t.text;
+      prev = &t;
       ts_.next();
     }
-    return std::string(ts_.source().substr(begin, end - begin));
+    return out;
   }
 
   bool boolean() {
@@ -1449,7 +1461,8 @@ class Parser {
   }
 
   // Tensors and scalars separated by commas (a trailing comma allowed), up to `close` (not
-  // consumed). Scalars are recorded with their position in the list.
+  // consumed). Scalars are recorded with their position in the list; without `scalars`, only
+  // tensors may appear (outputs).
   void operandList(FusionScope& scope, std::string_view close, std::string_view what, std::vector<TensorView*>* tvs,
                    std::vector<ScalarOperand>* scalars) {
     size_t position = 0;
@@ -1459,6 +1472,11 @@ class Parser {
       if (t.kind == TokenKind::kWord && checkTensorName(t.text, nullptr) != NameCheck::kNotATensor) {
         tvs->push_back(tensor(scope));
       } else if (t.kind == TokenKind::kWord || t.kind == TokenKind::kNumber || t.is("-") || t.is("(") || t.is("!")) {
+        if (!scalars) {
+          std::string item(what);
+          if (item.size() > 1 && item.back() == 's') item.pop_back();
+          ts_.fail(t, "a " + item + " must be a tensor, found " + t.describe());
+        }
         scalars->push_back(ScalarOperand{position, parseScalarExpr(ts_)});
       } else {
         ts_.failExpected("a tensor or a scalar in the " + std::string(what));
@@ -1472,6 +1490,7 @@ class Parser {
   HostProgram prog_;
   FusionScope main_;
   std::set<int> comm_ids_;
+  const Token* truncated_in_ = nullptr;  // the innermost FOR / IF / ELSE whose body the file ends in
 };
 
 }  // namespace
