@@ -462,6 +462,10 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
       case StmtKind::kForLoop:
       case StmtKind::kIfThenElse:
         break;
+      default:
+        // LaunchKernel, ShareMemHandles, CollectivePermute, SymmetricContiguousView, select, slice
+        // and scalar statements: verify and sim know them (ir/semantics); the executor does not yet.
+        throw Error(std::string(stmtKindName(s.kind())) + " is not supported by braid run yet");
     }
   } catch (const Error& e) {
     throw Error(where(s) + ": " + e.what());

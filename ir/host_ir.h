@@ -325,14 +325,17 @@ class HostProgram {
   // `s` with every symbol of indexDefinitions() replaced by its definition, recursively (the
   // definitions form no cycle: the parser refuses one).
   Scalar expandIndexDefinitions(const Scalar& s) const;
-  // Tensors whose dtype the file did not print (nvFuser before September 2024: `T0_g[...]`). Their
-  // TensorView carries kFloat as a stand-in; printers leave the dtype out again.
-  bool isUntyped(const TensorView* tv) const { return untyped_.count(tv) != 0; }
-  void setUntyped(const TensorView* tv) { untyped_.insert(tv); }
-  void clearUntyped(const TensorView* tv) { untyped_.erase(tv); }
+  // Tensors whose dtype the file did not print (nvFuser before September 2024: `T0_g[...]`): see
+  // TensorView::dtypeKnown.
+  static bool isUntyped(const TensorView* tv) { return tv && !tv->dtypeKnown(); }
 
   // The file it was read from ("" for built programs), for diagnostics.
   std::string sourceName;
+  // Provenance, not part of the program's structure: set by the parser when the text shows the
+  // oldest printer's spelling (`T0_g[ iS0{4} ]`, `Input=`, statements run together on a line).
+  // nvFuser's executor of that time allocated communication outputs before running the program
+  // (the program has no ALLOCATE for them); the semantics follow it.
+  bool printedBeforeAllocate = false;
 
  private:
   std::unique_ptr<Fusion> tensors_;
@@ -344,7 +347,6 @@ class HostProgram {
   std::vector<ScalarOperand> scalar_inputs_;
   std::vector<ScalarOperand> scalar_outputs_;
   std::vector<std::pair<std::string, Scalar>> index_definitions_;
-  std::set<const TensorView*> untyped_;
 };
 
 // The tensors a statement names (inputs, outputs, views' bases, buffers; not nested bodies), in a

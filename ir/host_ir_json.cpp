@@ -40,11 +40,9 @@ json idJson(const IterDomain* id) {
 json tensorJson(const HostProgram& p, const TensorView* tv) {
   json domain = json::array();
   for (const IterDomain* id : tv->loop()) domain.push_back(idJson(id));
-  bool untyped = p.isUntyped(tv);
   json j{{"name", "T" + std::to_string(tv->name())},
-         {"printed", untyped ? "T" + std::to_string(tv->name()) + "_" + std::string(memoryTypeLetter(tv->memoryType()))
-                             : tv->nameStr()},
-         {"dtype", untyped ? json(nullptr) : json(std::string(dataTypeName(tv->dtype())))},
+         {"printed", tv->nameStr()},
+         {"dtype", tv->dtypeKnown() ? json(std::string(dataTypeName(tv->dtype()))) : json(nullptr)},
          {"mem", std::string(memoryTypeName(tv->memoryType()))},
          {"domain", domain}};
   if (tv->hasDeviceMesh()) j["mesh"] = json{{"devices", tv->deviceMesh()->devices()}, {"shape", tv->deviceMesh()->shape()}};

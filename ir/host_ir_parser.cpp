@@ -173,6 +173,9 @@ class Parser {
     if (ts_.peek().is("HOST")) {
       end_dot = true;
     } else {
+      if (ts_.peek().is("Device") && ts_.peek(1).is("ID"))
+        ts_.fail(ts_.peek(), "this file holds the programs of several devices ('Device ID = N' lines): read it as "
+                             "per-rank programs (braid verify --rank-program FILE)");
       ts_.expect("%HostIrContainer", "at the start of a host program");
       ts_.expect("{", "after '%HostIrContainer'");
       if (ts_.peek().is("HOST")) {
@@ -248,6 +251,8 @@ class Parser {
       } else if (!prev || !mayBeFollowedOnItsLine(*prev)) {
         // statement() checked the end of the line; only a directive can leave us here.
         ts_.failExpected("the end of the line");
+      } else {
+        prog_.printedBeforeAllocate = true;  // a statement run on after another: July / August 2024
       }
       StmtPtr s = statement();
       after_nested = s && (s->is<ForLoop>() || s->is<IfThenElse>());
@@ -476,6 +481,7 @@ class Parser {
         c->redOp = reductionOp();
         has_red_op = true;
       } else if (key == "input" || key == "Input") {  // `Input=`: July 2024
+        if (key == "Input") prog_.printedBeforeAllocate = true;
         input_tok = &key_tok;
         c->input = tensor(main_);
       } else if (key == "output" || key == "Output") {
@@ -931,7 +937,6 @@ class Parser {
         // Read the header again into a fresh fusion (the ops read so far are dropped), then keep
         // the kernel as text.
         ts_.seek(header_pos);
-        for (TensorView* tv : unit.fusion->tensors()) prog_.clearUntyped(tv);
         unit = HostUnit();
         unit.id = id;
         scope = FusionScope();
@@ -1434,7 +1439,9 @@ class Parser {
     ts_.next();
     std::optional<std::vector<IdSpec>> domain;
     if (name.hasMem && ts_.peek().is("[")) {
-      ts_.next();
+      const Token& open = ts_.next();
+      // `[ iS0{4} ]`: the spacing of the printers before December 2024.
+      if (!TokenStream::adjacent(open, ts_.peek())) prog_.printedBeforeAllocate = true;
       domain.emplace();
       if (!ts_.peek().is("]")) {
         while (true) {
@@ -1454,7 +1461,10 @@ class Parser {
     std::vector<IterDomain*> ids;
     for (const IdSpec& s : *domain) ids.push_back(iterDomain(scope, s));
     TensorView* tv = scope.fusion->newTensor(ids, name.dtype, name.mem, name.name);
-    if (!name.hasType) prog_.setUntyped(tv);
+    if (!name.hasType) {
+      tv->setDtypeKnown(false);
+      prog_.printedBeforeAllocate = true;
+    }
     if (m) tv->setDeviceMesh(*m);
     scope.tensors.emplace(name.name, tv);
     return tv;
@@ -1500,13 +1510,69 @@ HostProgram parseHostProgram(std::string_view text, const std::string& file) {
   return p.run();
 }
 
-HostProgram parseHostProgramFile(const std::string& path) {
+namespace {
+
+std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open host IR file '" + path + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw Error("cannot read host IR file '" + path + "'");
-  return parseHostProgram(ss.str(), path);
+  return ss.str();
+}
+
+// `Device ID = 12` alone on its line (any indentation): the device number, else -1.
+int64_t deviceIdLine(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::string device, id, eq, rest;
+  int64_t n = -1;
+  if (!(in >> device >> id >> eq >> n) || device != "Device" || id != "ID" || eq != "=" || n < 0) return -1;
+  if (in >> rest) return -1;
+  return n;
+}
+
+}  // namespace
+
+HostProgram parseHostProgramFile(const std::string& path) { return parseHostProgram(readFile(path), path); }
+
+std::vector<std::pair<int64_t, HostProgram>> parseDeviceDumps(std::string_view text, const std::string& file) {
+  struct Section {
+    int64_t device;
+    size_t begin;  // byte offset of the line after the marker
+    int line;      // its line number
+  };
+  std::vector<Section> sections;
+  std::vector<size_t> markers;
+  size_t pos = 0;
+  int line = 1;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? text.size() : nl;
+    int64_t d = deviceIdLine(text.substr(pos, end - pos));
+    if (d >= 0) {
+      for (const Section& s : sections)
+        if (s.device == d)
+          throw ParseError(SourceLoc{file, line, 1}, "device " + std::to_string(d) + " has two programs in this file");
+      markers.push_back(pos);
+      sections.push_back({d, nl == std::string_view::npos ? text.size() : nl + 1, line + 1});
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+    ++line;
+  }
+  std::vector<std::pair<int64_t, HostProgram>> out;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    size_t end = i + 1 < sections.size() ? markers[i + 1] : text.size();
+    // Blank lines in front keep the file's line numbers in locations.
+    std::string part(static_cast<size_t>(sections[i].line - 1), '\n');
+    part += text.substr(sections[i].begin, end - sections[i].begin);
+    out.emplace_back(sections[i].device, parseHostProgram(part, file));
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, HostProgram>> parseDeviceDumpsFile(const std::string& path) {
+  return parseDeviceDumps(readFile(path), path);
 }
 
 }  // namespace braid

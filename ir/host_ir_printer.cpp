@@ -87,7 +87,7 @@ class Printer {
   std::string nameOf(const TensorView* tv) const {
     if (!tv) return "<null tensor>";
     std::string s = "T" + std::to_string(tv->name()) + "_" + std::string(memoryTypeLetter(tv->memoryType()));
-    if (!(program_ && program_->isUntyped(tv))) s += "_" + std::string(dataTypeName(tv->dtype()));
+    if (tv->dtypeKnown()) s += "_" + std::string(dataTypeName(tv->dtype()));
     return s;
   }
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ir/host_ir.h"
 
@@ -46,6 +48,12 @@ void assignPrintedLocations(HostProgram& p, const std::string& file);
 HostProgram parseHostProgram(std::string_view text, const std::string& file = "");
 // Reads and parses a file; a missing or unreadable file is an Error naming the path.
 HostProgram parseHostProgramFile(const std::string& path);
+
+// A dump of the per-device programs nvFuser's MultiDeviceExecutor prints, each after a
+// `Device ID = N` line (as its multi-device tutorial shows them): the programs by device, with
+// their own line numbers in the file. Empty when the text has no such line.
+std::vector<std::pair<int64_t, HostProgram>> parseDeviceDumps(std::string_view text, const std::string& file = "");
+std::vector<std::pair<int64_t, HostProgram>> parseDeviceDumpsFile(const std::string& path);
 
 // Structural equality: same inputs/outputs/aliases, same statements with the same operands
 // (tensors compared by name, dtype, memory type, domains and mesh), same HostUnits. When they

@@ -85,7 +85,7 @@ class Gen {
     int mesh = pick(0, 3);
     if (mesh == 1) tv->setDeviceMesh(DeviceMesh::range(pick(1, 8)));
     if (mesh == 2) tv->setDeviceMesh(DeviceMesh({0, 1, 2, 3, 4, 5}, {2, 3}));
-    if (pick(0, 5) == 0) p.setUntyped(tv);
+    if (pick(0, 5) == 0) tv->setDtypeKnown(false);
     return tv;
   }
 
