@@ -184,6 +184,9 @@ class Parser {
       }
     }
     if (end_dot) {
+      if (ts_.peek(1).is("FUSION"))
+        ts_.fail(ts_.peek(), "'HOST FUSION' is the prototype printer of May 2024, before nvFuser's host IR dumps "
+                             "(NVFUSER_DUMP=host_ir, July 2024) that braid reads");
       ts_.expect("HOST");
       ts_.expect("IRS", "after 'HOST'");
       ts_.expect(":", "after 'HOST IRS'");

@@ -226,8 +226,12 @@ VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
   if (!unbound.empty()) {
     std::string names;
     for (const auto& n : unbound) names += (names.empty() ? "" : ", ") + n;
+    std::string hint;
+    if (p.indexDefinitions().empty())
+      hint = " (an index nvFuser computes, such as a peer or a slice index, is defined in the 'Index "
+             "definitions' section that NVFUSER_DUMP=host_ir(indices) prints after the dump)";
     throw Error("the program's sizes depend on unbound symbol(s): " + names +
-                "; bind each with --bind NAME=VALUE (the check is exact for the values given)");
+                "; bind each with --bind NAME=VALUE (the check is exact for the values given)" + hint);
   }
   sem::SemanticsOptions so;
   so.bindings = o.bindings;
