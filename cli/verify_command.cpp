@@ -1,14 +1,17 @@
 // `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--json]`: the exact
-// bounded checker. Exit 0 when the program is correct for those bindings, 1 when a bug is
-// found (warnings alone do not fail), 2 on bad input.
+// bounded checker. `--rank-program R=FILE` gives a rank its own program (nvFuser prints one per
+// device). Exit 0 when the program is correct for those bindings, 1 when a bug is found (warnings
+// and notes alone do not fail), 2 on bad input.
 #include <filesystem>
 #include <iostream>
 
 #include "catalog/workload.h"
 #include "cli/command.h"
+#include "cli/rank_programs.h"
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
+#include "ir/semantics/interpreter.h"
 #include "verify/checker.h"
 
 namespace braid::cli {
@@ -20,6 +23,7 @@ struct VerifyArgs {
   int64_t ranks = 0;
   bool json = false;
   bool noWarnings = false;
+  std::vector<std::string> rankPrograms;
   WorkloadFlags flags;
 };
 
@@ -53,11 +57,14 @@ BRAID_REGISTER_COMMAND(Command{
     "verify",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<VerifyArgs>();
-      sub.add_option("target", args->target, "host IR file, or a workload name (see `braid lower --list`)")->required();
+      sub.add_option("target", args->target,
+                     "host IR file, or a workload name (see `braid lower --list`); optional with --rank-program "
+                     "for every rank");
       sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
       sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
       sub.add_flag("--json", args->json, "print the findings as JSON");
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
+      addRankProgramOption(sub, args->rankPrograms);
       addWorkloadFlags(sub, args->flags, verifyDefaults());
       return [args] {
         const WorkloadFlags& f = args->flags;
@@ -68,10 +75,25 @@ BRAID_REGISTER_COMMAND(Command{
         o.streams = f.has(f.streams) ? f.streams : 4;
         o.parallelismWarnings = !args->noWarnings;
         int64_t ranks = args->ranks;
-        HostProgram p = loadTarget(*args, &ranks);
-        if (p.sourceName.empty()) p.sourceName = args->target;
+        RankPrograms rp = loadRankPrograms(args->rankPrograms);
+        if (args->target.empty() && rp.empty())
+          throw Error("give a host IR file or workload to verify, or --rank-program RANK=FILE for every rank");
+        HostProgram p;
+        if (!args->target.empty()) {
+          p = loadTarget(*args, &ranks);
+          if (p.sourceName.empty()) p.sourceName = args->target;
+        } else {
+          // Every rank runs its own program: the ranks are those given (or --ranks).
+          int64_t given = rp.byRank.rbegin()->first + 1;
+          for (const auto& [rank, prog] : rp.byRank) given = std::max(given, sem::ranksFromProgram(*prog));
+          if (ranks <= 0) ranks = given;
+          requireEveryRank(rp, ranks);
+        }
         o.ranks = ranks;
-        verify::VerifyResult r = verify::verifyProgram(p, o);
+        o.rankPrograms = rp.byRank;
+        verify::VerifyResult r = verify::verifyProgram(args->target.empty() ? *rp.byRank.begin()->second : p, o);
+        if (!rp.empty())
+          r.program = (args->target.empty() ? "" : p.sourceName + " (other ranks), ") + rp.describe();
         if (args->json) {
           std::cout << verify::formatJson(r) << "\n";
         } else {

@@ -55,7 +55,10 @@ class Expr {
   std::vector<int64_t> permutation;  // kPermute: output logical axis i is input axis permutation[i]
   std::vector<bool> broadcastFlags;  // kBroadcast: true where the output gets a new size-1 axis
   std::vector<bool> squeezeFlags;    // kSqueeze: true where an input axis is removed
-  std::string cacheOp = "Streaming"; // kSet / kPermute
+  std::string cacheOp = "Streaming"; // kSet / kPermute; "" when not printed (nvFuser's Unspecified)
+  // kSet: nvFuser's SegmenterSet, a Set that marks a segment boundary. It behaves as a Set
+  // wherever it runs (the host evaluator handles both alike); only its spelling differs.
+  bool segmenterSet = false;
 
  private:
   OpType type_;

@@ -1,5 +1,8 @@
 #include "ir/host_ir.h"
 
+#include <algorithm>
+#include <functional>
+
 namespace braid {
 
 const char* stmtKindName(StmtKind k) {
@@ -20,6 +23,13 @@ const char* stmtKindName(StmtKind k) {
     case StmtKind::kStartCoalescing: return "StartCoalescing";
     case StmtKind::kEndCoalescing: return "EndCoalescing";
     case StmtKind::kWait: return "Wait";
+    case StmtKind::kLaunchKernel: return "LaunchKernel";
+    case StmtKind::kShareMemHandles: return "ShareMemHandles";
+    case StmtKind::kCollectivePermute: return "CollectivePermute";
+    case StmtKind::kSymmetricContiguousView: return "SymmetricContiguousView";
+    case StmtKind::kSelect: return "select";
+    case StmtKind::kSlice: return "slice";
+    case StmtKind::kScalarAssign: return "ScalarAssign";
   }
   return "?";
 }
@@ -86,6 +96,104 @@ std::optional<CommBackend> parseCommBackend(const std::string& s) {
   if (s == "UCC" || s == "ucc") return CommBackend::kUcc;
   if (s == "CUDA" || s == "cuda") return CommBackend::kCuda;
   return std::nullopt;
+}
+
+Scalar HostProgram::expandIndexDefinitions(const Scalar& s) const {
+  if (index_definitions_.empty()) return s;
+  std::map<std::string, const Scalar*> defs;
+  for (const auto& [name, value] : index_definitions_) defs.emplace(name, &value);
+  // Memoized per symbol: a definition is expanded once however often it is used.
+  std::map<std::string, Scalar> done;
+  std::function<Scalar(const Scalar&)> expand = [&](const Scalar& x) -> Scalar {
+    switch (x.op()) {
+      case ScalarOp::kConst: return x;
+      case ScalarOp::kSymbol: {
+        auto it = defs.find(x.name());
+        if (it == defs.end()) return x;
+        auto memo = done.find(x.name());
+        if (memo != done.end()) return memo->second;
+        Scalar v = expand(*it->second);
+        done.emplace(x.name(), v);
+        return v;
+      }
+      case ScalarOp::kNot: return Scalar::logicalNot(expand(x.lhs()));
+      default: return Scalar::binary(x.op(), expand(x.lhs()), expand(x.rhs()));
+    }
+  };
+  return expand(s);
+}
+
+std::vector<TensorView*> stmtTensors(const Stmt& s) {
+  auto add = [](std::vector<TensorView*>& v, TensorView* tv) {
+    if (tv && std::find(v.begin(), v.end(), tv) == v.end()) v.push_back(tv);
+  };
+  std::vector<TensorView*> out;
+  switch (s.kind()) {
+    case StmtKind::kAllocate: add(out, s.as<Allocate>()->tv); break;
+    case StmtKind::kDeallocate: add(out, s.as<Deallocate>()->tv); break;
+    case StmtKind::kAliasSelect: add(out, s.as<AliasSelect>()->in); add(out, s.as<AliasSelect>()->out); break;
+    case StmtKind::kShardByStream: add(out, s.as<ShardByStream>()->in); add(out, s.as<ShardByStream>()->out); break;
+    case StmtKind::kSymmetricContiguousView:
+      add(out, s.as<SymmetricContiguousView>()->in);
+      add(out, s.as<SymmetricContiguousView>()->out);
+      break;
+    case StmtKind::kSelect: add(out, s.as<Select>()->in); add(out, s.as<Select>()->out); break;
+    case StmtKind::kSlice: add(out, s.as<Slice>()->in); add(out, s.as<Slice>()->out); break;
+    case StmtKind::kHostOp:
+      if (const Expr* e = s.as<HostOp>()->op) {
+        for (TensorView* tv : e->inputs()) add(out, tv);
+        for (TensorView* tv : e->outputs()) add(out, tv);
+      }
+      break;
+    case StmtKind::kPostOnStream:
+      for (TensorView* tv : s.as<PostOnStream>()->inputs) add(out, tv);
+      for (TensorView* tv : s.as<PostOnStream>()->outputs) add(out, tv);
+      break;
+    case StmtKind::kLaunchKernel:
+      for (TensorView* tv : s.as<LaunchKernel>()->inputs) add(out, tv);
+      for (TensorView* tv : s.as<LaunchKernel>()->outputs) add(out, tv);
+      break;
+    case StmtKind::kCommunication: add(out, s.as<Communication>()->input); add(out, s.as<Communication>()->output); break;
+    case StmtKind::kCollectivePermute:
+      add(out, s.as<CollectivePermute>()->input);
+      add(out, s.as<CollectivePermute>()->output);
+      break;
+    case StmtKind::kP2PCommunication: add(out, s.as<P2PCommunication>()->buffer); break;
+    case StmtKind::kShareMemHandles:
+      for (const P2PCommunication& c : s.as<ShareMemHandles>()->communications) add(out, c.buffer);
+      break;
+    case StmtKind::kGetCurrentStream:
+    case StmtKind::kSetCurrentStream:
+    case StmtKind::kSynchronize:
+    case StmtKind::kForLoop:
+    case StmtKind::kIfThenElse:
+    case StmtKind::kStartCoalescing:
+    case StmtKind::kEndCoalescing:
+    case StmtKind::kWait:
+    case StmtKind::kScalarAssign: break;
+  }
+  return out;
+}
+
+std::set<int> missingHostUnits(const HostProgram& p) {
+  std::set<int> out;
+  forEachStmt(p.body(), [&](const Stmt& s, int) {
+    if (s.is<PostOnStream>() && !p.hostUnits().count(s.as<PostOnStream>()->hostUnit)) out.insert(s.as<PostOnStream>()->hostUnit);
+  });
+  return out;
+}
+
+bool isWaitable(const Stmt& s, int* id) {
+  int v = 0;
+  switch (s.kind()) {
+    case StmtKind::kCommunication: v = s.as<Communication>()->id; break;
+    case StmtKind::kCollectivePermute: v = s.as<CollectivePermute>()->id; break;
+    case StmtKind::kP2PCommunication: v = s.as<P2PCommunication>()->id; break;
+    case StmtKind::kEndCoalescing: v = s.as<EndCoalescing>()->id; break;
+    default: return false;
+  }
+  if (id) *id = v;
+  return true;
 }
 
 }  // namespace braid

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ enum class StmtKind {
   kStartCoalescing,
   kEndCoalescing,
   kWait,
+  kLaunchKernel,            // a compiled kernel (FusionExecutorCache's host programs)
+  kShareMemHandles,         // IPC handle exchange for the CUDA p2p backend
+  kCollectivePermute,       // coalesced send + recv with loop-dependent peers
+  kSymmetricContiguousView,
+  kSelect,                  // nvFuser's `select(` evaluated on the host: a view
+  kSlice,                   // nvFuser's `slice(` evaluated on the host: a view
+  kScalarAssign,            // `i45 = i12 + 3;`: a scalar the host computes
 };
 
 const char* stmtKindName(StmtKind k);
@@ -57,6 +65,7 @@ struct StreamRef {
 
 enum class CommunicationType { kAllgather, kAllreduce, kReduceScatter, kBroadcast, kReduce, kScatter, kGather, kSendRecv, kAllToAll };
 enum class CommBackend { kNccl, kUcc, kCuda };
+
 enum class P2PType { kSend, kRecv };
 
 const char* communicationTypeName(CommunicationType t);  // "Allgather", ...
@@ -65,6 +74,14 @@ bool isRooted(CommunicationType t);     // Broadcast, Reduce, Scatter, Gather, S
 bool isReducing(CommunicationType t);   // Allreduce, ReduceScatter, Reduce
 const char* commBackendName(CommBackend b);  // "NCCL", "UCC", "CUDA"
 std::optional<CommBackend> parseCommBackend(const std::string& s);
+
+// A scalar among the operands of a kernel (`Inputs:{i0, T2_g[ bS3{1} ], }`): its position in
+// the printed list (tensors and scalars together) and its value.
+struct ScalarOperand {
+  size_t position = 0;
+  Scalar value;
+  bool operator==(const ScalarOperand& o) const { return position == o.position && value == o.value; }
+};
 
 class Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
@@ -107,13 +124,18 @@ struct Deallocate : StmtOf<StmtKind::kDeallocate> {
   TensorView* tv = nullptr;
 };
 
-// out = the slice of `in` at `index` along `axis` (the axis disappears).
-struct AliasSelect : StmtOf<StmtKind::kAliasSelect> {
+// The fields of the two select statements: out = the slice of `in` at `index` along `axis`.
+template <StmtKind K>
+struct SelectStmt : StmtOf<K> {
   TensorView* out = nullptr;
   TensorView* in = nullptr;
   IterDomain* axis = nullptr;  // an IterDomain of `in`
   Scalar index;
 };
+
+// HirAliasSelect: out names the slice of `in` at `index` along `axis` (the axis disappears). On a
+// broadcast or size-1 axis the index is 0, on a reduction axis `out` is `in` (HOSTIR.md).
+struct AliasSelect : SelectStmt<StmtKind::kAliasSelect> {};
 
 // out = the `streamIndex`-th chunk of `in` along its stream-parallel axis.
 struct ShardByStream : StmtOf<StmtKind::kShardByStream> {
@@ -157,10 +179,23 @@ struct HostOp : StmtOf<StmtKind::kHostOp> {
   Expr* op = nullptr;  // owned by the program's Fusion
 };
 
+// Runs HostUnit `hostUnit` as one kernel on the current stream. The unit may be absent from
+// the program (a dump that printed only this line) or elided (`[...]`): see HostUnit.
 struct PostOnStream : StmtOf<StmtKind::kPostOnStream> {
   int hostUnit = 0;  // key into HostProgram::hostUnits
   std::vector<TensorView*> inputs;
   std::vector<TensorView*> outputs;
+  std::vector<ScalarOperand> scalarInputs;  // e.g. a loop index passed to the kernel
+};
+
+// A kernel compiled ahead of the program (nvFuser's LaunchKernel): reads its inputs and writes
+// its outputs, which must already be allocated, on the current stream. nvFuser printed it on
+// one line without an id (early 2025), then with `Index: N`, then with `Group ID: N`.
+struct LaunchKernel : StmtOf<StmtKind::kLaunchKernel> {
+  std::optional<int64_t> groupId;
+  std::vector<TensorView*> inputs;
+  std::vector<TensorView*> outputs;
+  std::vector<ScalarOperand> scalarInputs;
 };
 
 struct Communication : StmtOf<StmtKind::kCommunication> {
@@ -182,21 +217,80 @@ struct P2PCommunication : StmtOf<StmtKind::kP2PCommunication> {
   CommBackend backend = CommBackend::kNccl;
 };
 
+// Coalesced send to `sendPeer` and receive from `recvPeer` (device ids, usually functions of the
+// loop index) among `team`: `output` receives what the recv peer sends of its `input`.
+struct CollectivePermute : StmtOf<StmtKind::kCollectivePermute> {
+  int id = 0;  // waited on by `Wait Communication <id>`
+  std::vector<int64_t> team;
+  Scalar sendPeer;
+  Scalar recvPeer;
+  TensorView* input = nullptr;
+  TensorView* output = nullptr;
+  CommBackend backend = CommBackend::kNccl;
+};
+
+// Exchanges the IPC handles of the buffers of `communications` with their peers (a blocking
+// host-side rendezvous; nvFuser ends it with a barrier). The communications are copies of the
+// P2PCommunication statements they name (same ids), as nvFuser prints them inline.
+struct ShareMemHandles : StmtOf<StmtKind::kShareMemHandles> {
+  std::vector<P2PCommunication> communications;
+};
+
+// out = one contiguous view, across the ranks of its mesh, of the symmetric tensor `in` whose
+// outermost axis is device-parallel.
+struct SymmetricContiguousView : StmtOf<StmtKind::kSymmetricContiguousView> {
+  TensorView* out = nullptr;
+  TensorView* in = nullptr;
+};
+
+// nvFuser's `select(` evaluated on the host: out = in.select(axis, index), a view (no special
+// cases: that is ATen's select).
+struct Select : SelectStmt<StmtKind::kSelect> {};
+
+// out = in[start:stop:step, ...]: a view, one range per non-reduction axis of `in`.
+struct SliceRange {
+  Scalar start;
+  Scalar stop;
+  Scalar step;
+  bool operator==(const SliceRange& o) const { return start == o.start && stop == o.stop && step == o.step; }
+};
+struct Slice : StmtOf<StmtKind::kSlice> {
+  TensorView* out = nullptr;
+  TensorView* in = nullptr;
+  std::vector<SliceRange> ranges;
+};
+
+// `i45 = i12 + 3;`: binds the symbol `name` to the value of `value` when it runs (nvFuser puts
+// the computation of loop-dependent peers in the loop body this way).
+struct ScalarAssign : StmtOf<StmtKind::kScalarAssign> {
+  std::string name;
+  Scalar value;
+};
+
 struct StartCoalescing : StmtOf<StmtKind::kStartCoalescing> {};
 
 struct EndCoalescing : StmtOf<StmtKind::kEndCoalescing> {
   int id = 0;  // `EndCoalescing 45`, waited on by `Wait Communication 45`
 };
 
-// Waits (on the current stream) for the Communication, P2PCommunication or EndCoalescing `id`.
+// Waits (on the current stream) for the Communication, CollectivePermute, P2PCommunication or
+// EndCoalescing `id`.
 struct Wait : StmtOf<StmtKind::kWait> {
   int id = 0;
 };
 
 // The fusion a PostOnStream runs: `HostUnit<N>: Inputs={...} -> Outputs={...}` and its kernel.
+// A kernel whose body braid does not model (ops it does not know, such as `iota`, or scalar
+// statements) keeps its text verbatim; a body elided as `[...]` keeps nothing. Either way the
+// unit's inputs and outputs are known, and the semantics treat it as a kernel that reads its
+// inputs and writes its outputs whole.
 struct HostUnit {
+  enum class Body { kModelled, kOpaque, kElided };
   int id = 0;
   std::unique_ptr<Fusion> fusion;  // inputs/outputs are fusion->inputs()/outputs()
+  std::vector<ScalarOperand> scalarInputs;  // `Inputs={i7, T2_g[...], }`
+  Body body = Body::kModelled;
+  std::string bodyText;  // kOpaque: the lines between `%kernel {` and its `}`, as printed
 };
 
 class HostProgram {
@@ -218,9 +312,30 @@ class HostProgram {
   const Scope& body() const { return body_; }
   std::map<int, HostUnit>& hostUnits() { return host_units_; }
   const std::map<int, HostUnit>& hostUnits() const { return host_units_; }
+  // Scalars among the program's inputs and outputs (`(T0_g_float[...], i5) -> (...)`).
+  std::vector<ScalarOperand>& scalarInputs() { return scalar_inputs_; }
+  const std::vector<ScalarOperand>& scalarInputs() const { return scalar_inputs_; }
+  std::vector<ScalarOperand>& scalarOutputs() { return scalar_outputs_; }
+  const std::vector<ScalarOperand>& scalarOutputs() const { return scalar_outputs_; }
+  // The "Index definitions:" section nvFuser prints after a dump (NVFUSER_DUMP=host_ir(indices)):
+  // symbols the program uses (`i84`) defined in terms of others (`i84 = i82 % 8`), in the order
+  // printed (not necessarily an order of definition).
+  std::vector<std::pair<std::string, Scalar>>& indexDefinitions() { return index_definitions_; }
+  const std::vector<std::pair<std::string, Scalar>>& indexDefinitions() const { return index_definitions_; }
+  // `s` with every symbol of indexDefinitions() replaced by its definition, recursively (the
+  // definitions form no cycle: the parser refuses one).
+  Scalar expandIndexDefinitions(const Scalar& s) const;
+  // Tensors whose dtype the file did not print (nvFuser before September 2024: `T0_g[...]`): see
+  // TensorView::dtypeKnown.
+  static bool isUntyped(const TensorView* tv) { return tv && !tv->dtypeKnown(); }
 
   // The file it was read from ("" for built programs), for diagnostics.
   std::string sourceName;
+  // Provenance, not part of the program's structure: set by the parser when the text shows the
+  // oldest printer's spelling (`T0_g[ iS0{4} ]`, `Input=`, statements run together on a line).
+  // nvFuser's executor of that time allocated communication outputs before running the program
+  // (the program has no ALLOCATE for them); the semantics follow it.
+  bool printedBeforeAllocate = false;
 
  private:
   std::unique_ptr<Fusion> tensors_;
@@ -229,7 +344,23 @@ class HostProgram {
   std::vector<std::pair<TensorView*, TensorView*>> aliases_;
   Scope body_;
   std::map<int, HostUnit> host_units_;
+  std::vector<ScalarOperand> scalar_inputs_;
+  std::vector<ScalarOperand> scalar_outputs_;
+  std::vector<std::pair<std::string, Scalar>> index_definitions_;
 };
+
+// The tensors a statement names (inputs, outputs, views' bases, buffers; not nested bodies), in a
+// fixed order. Used by the mesh rule: a statement with tensor operands runs only on the ranks of
+// their meshes (nvFuser's per-device lowering).
+std::vector<TensorView*> stmtTensors(const Stmt& s);
+
+// The HostUnits that PostOnStream statements run but the program does not define (a dump that
+// printed only the PostOnStream lines).
+std::set<int> missingHostUnits(const HostProgram& p);
+
+// True for the statements a Wait can name: Communication, CollectivePermute, P2PCommunication,
+// EndCoalescing (their `id`); `id` is set when true.
+bool isWaitable(const Stmt& s, int* id = nullptr);
 
 // Calls f(stmt, depth) on every statement in program order, descending into loops and branches.
 template <class F>

@@ -1,6 +1,7 @@
 // Structural equality of host programs: what print() writes must be what compares. Tensors are
 // compared by their printed identity (name, dtype, memory type, loop domain with IterDomain ids,
 // mesh), statements field by field, recursively; source locations are ignored.
+#include <algorithm>
 #include <sstream>
 
 #include "ir/host_ir_text.h"
@@ -9,13 +10,22 @@ namespace braid {
 
 namespace {
 
-std::string tvKey(const TensorView* tv) { return tv ? tv->str() : "<null>"; }
-
 class Comparer {
  public:
   bool program(const HostProgram& a, const HostProgram& b) {
     if (!tensorLists(a.inputs(), b.inputs(), "program inputs")) return false;
     if (!tensorLists(a.outputs(), b.outputs(), "program outputs")) return false;
+    if (!scalarOperands(a.scalarInputs(), b.scalarInputs(), "program scalar inputs")) return false;
+    if (!scalarOperands(a.scalarOutputs(), b.scalarOutputs(), "program scalar outputs")) return false;
+    if (a.indexDefinitions().size() != b.indexDefinitions().size())
+      return fail("number of index definitions differs: " + std::to_string(a.indexDefinitions().size()) + " vs " +
+                  std::to_string(b.indexDefinitions().size()));
+    for (size_t i = 0; i < a.indexDefinitions().size(); ++i) {
+      const auto& [an, av] = a.indexDefinitions()[i];
+      const auto& [bn, bv] = b.indexDefinitions()[i];
+      if (an != bn) return fail("index definition " + std::to_string(i) + ": " + an + " vs " + bn);
+      if (!scalar(av, bv, "index definition of " + an)) return false;
+    }
     if (a.aliases().size() != b.aliases().size())
       return fail("number of aliases differs: " + std::to_string(a.aliases().size()) + " vs " +
                   std::to_string(b.aliases().size()));
@@ -42,6 +52,9 @@ class Comparer {
       }
       if (!tensorLists(fa->inputs(), fb->inputs(), where + " inputs")) return false;
       if (!tensorLists(fa->outputs(), fb->outputs(), where + " outputs")) return false;
+      if (!scalarOperands(ia->second.scalarInputs, ib->second.scalarInputs, where + " scalar inputs")) return false;
+      if (ia->second.body != ib->second.body) return fail(where + ": kernel body differs (modelled, text or elided)");
+      if (ia->second.bodyText != ib->second.bodyText) return fail(where + ": kernel text differs");
       auto ea = fa->exprs();
       auto eb = fb->exprs();
       if (ea.size() != eb.size())
@@ -60,9 +73,38 @@ class Comparer {
     return false;
   }
 
+  // A tensor's printed identity (a dtype the file did not print is left out of it).
+  static std::string tvKey(const TensorView* tv) { return tv ? tv->str() : "<null>"; }
+
   bool tensor(const TensorView* a, const TensorView* b, const std::string& where) {
-    if (tvKey(a) != tvKey(b)) return fail(where + ": tensor " + tvKey(a) + " vs " + tvKey(b));
+    std::string ka = tvKey(a), kb = tvKey(b);
+    if (ka != kb) return fail(where + ": tensor " + ka + " vs " + kb);
     return true;
+  }
+
+  bool scalarOperands(const std::vector<ScalarOperand>& a, const std::vector<ScalarOperand>& b, const std::string& where) {
+    if (a.size() != b.size())
+      return fail(where + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " scalars");
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].position != b[i].position) return fail(where + " [" + std::to_string(i) + "]: position differs");
+      if (!scalar(a[i].value, b[i].value, where + " [" + std::to_string(i) + "]")) return false;
+    }
+    return true;
+  }
+
+  template <StmtKind K>
+  bool select(const SelectStmt<K>& a, const SelectStmt<K>& b, const std::string& where) {
+    std::string ax = a.axis ? a.axis->str() : "<null>";
+    std::string bx = b.axis ? b.axis->str() : "<null>";
+    if (ax != bx) return fail(where + ": axis " + ax + " vs " + bx);
+    return tensor(a.out, b.out, where + " output") && tensor(a.in, b.in, where + " input") &&
+           scalar(a.index, b.index, where + " index");
+  }
+
+  bool p2p(const P2PCommunication* a, const P2PCommunication* b, const std::string& where) {
+    return same(a->id, b->id, where, "id") && same(a->type, b->type, where, "type") &&
+           same(a->backend, b->backend, where, "backend") && tensor(a->buffer, b->buffer, where + " buffer") &&
+           scalar(a->peer, b->peer, where + " peer");
   }
 
   bool tensorLists(const std::vector<TensorView*>& a, const std::vector<TensorView*>& b, const std::string& where) {
@@ -96,7 +138,9 @@ class Comparer {
     if (!tensorLists(a->inputs(), b->inputs(), where + " inputs")) return false;
     if (!tensorLists(a->outputs(), b->outputs(), where + " outputs")) return false;
     switch (a->type()) {
-      case OpType::kSet: return same(a->cacheOp, b->cacheOp, where, "cache_op");
+      case OpType::kSet:
+        return same(a->cacheOp, b->cacheOp, where, "cache_op") &&
+               same(a->segmenterSet, b->segmenterSet, where, "Set / SegmenterSet");
       case OpType::kPermute:
         return same(a->cacheOp, b->cacheOp, where, "cache_op") && same(a->permutation, b->permutation, where, "permutation");
       case OpType::kUnary: return same(a->unaryOp, b->unaryOp, where, "unary op");
@@ -137,15 +181,7 @@ class Comparer {
         return true;
       }
       case StmtKind::kDeallocate: return tensor(sa.as<Deallocate>()->tv, sb.as<Deallocate>()->tv, where);
-      case StmtKind::kAliasSelect: {
-        const auto* a = sa.as<AliasSelect>();
-        const auto* b = sb.as<AliasSelect>();
-        std::string ax = a->axis ? a->axis->str() : "<null>";
-        std::string bx = b->axis ? b->axis->str() : "<null>";
-        if (ax != bx) return fail(where + ": axis " + ax + " vs " + bx);
-        return tensor(a->out, b->out, where + " output") && tensor(a->in, b->in, where + " input") &&
-               scalar(a->index, b->index, where + " index");
-      }
+      case StmtKind::kAliasSelect: return select(*sa.as<AliasSelect>(), *sb.as<AliasSelect>(), where);
       case StmtKind::kShardByStream: {
         const auto* a = sa.as<ShardByStream>();
         const auto* b = sb.as<ShardByStream>();
@@ -181,7 +217,8 @@ class Comparer {
         const auto* a = sa.as<PostOnStream>();
         const auto* b = sb.as<PostOnStream>();
         return same(a->hostUnit, b->hostUnit, where, "HostUnit") && tensorLists(a->inputs, b->inputs, where + " inputs") &&
-               tensorLists(a->outputs, b->outputs, where + " outputs");
+               tensorLists(a->outputs, b->outputs, where + " outputs") &&
+               scalarOperands(a->scalarInputs, b->scalarInputs, where + " scalar inputs");
       }
       case StmtKind::kCommunication: {
         const auto* a = sa.as<Communication>();
@@ -198,12 +235,54 @@ class Comparer {
         if (a->root && !scalar(*a->root, *b->root, where + " root")) return false;
         return tensor(a->input, b->input, where + " input") && tensor(a->output, b->output, where + " output");
       }
-      case StmtKind::kP2PCommunication: {
-        const auto* a = sa.as<P2PCommunication>();
-        const auto* b = sb.as<P2PCommunication>();
-        return same(a->id, b->id, where, "id") && same(a->type, b->type, where, "type") &&
-               same(a->backend, b->backend, where, "backend") && tensor(a->buffer, b->buffer, where + " buffer") &&
-               scalar(a->peer, b->peer, where + " peer");
+      case StmtKind::kP2PCommunication: return p2p(sa.as<P2PCommunication>(), sb.as<P2PCommunication>(), where);
+      case StmtKind::kShareMemHandles: {
+        const auto& a = sa.as<ShareMemHandles>()->communications;
+        const auto& b = sb.as<ShareMemHandles>()->communications;
+        if (a.size() != b.size()) return fail(where + ": number of communications differs");
+        for (size_t i = 0; i < a.size(); ++i)
+          if (!p2p(&a[i], &b[i], where + " [" + std::to_string(i) + "]")) return false;
+        return true;
+      }
+      case StmtKind::kCollectivePermute: {
+        const auto* a = sa.as<CollectivePermute>();
+        const auto* b = sb.as<CollectivePermute>();
+        return same(a->id, b->id, where, "id") && same(a->team, b->team, where, "team") &&
+               same(a->backend, b->backend, where, "backend") && scalar(a->sendPeer, b->sendPeer, where + " send_peer") &&
+               scalar(a->recvPeer, b->recvPeer, where + " recv_peer") && tensor(a->input, b->input, where + " input") &&
+               tensor(a->output, b->output, where + " output");
+      }
+      case StmtKind::kLaunchKernel: {
+        const auto* a = sa.as<LaunchKernel>();
+        const auto* b = sb.as<LaunchKernel>();
+        return same(a->groupId, b->groupId, where, "group id") && tensorLists(a->inputs, b->inputs, where + " inputs") &&
+               tensorLists(a->outputs, b->outputs, where + " outputs") &&
+               scalarOperands(a->scalarInputs, b->scalarInputs, where + " scalar inputs");
+      }
+      case StmtKind::kSymmetricContiguousView: {
+        const auto* a = sa.as<SymmetricContiguousView>();
+        const auto* b = sb.as<SymmetricContiguousView>();
+        return tensor(a->out, b->out, where + " output") && tensor(a->in, b->in, where + " input");
+      }
+      case StmtKind::kSelect: return select(*sa.as<Select>(), *sb.as<Select>(), where);
+      case StmtKind::kSlice: {
+        const auto* a = sa.as<Slice>();
+        const auto* b = sb.as<Slice>();
+        if (a->ranges.size() != b->ranges.size()) return fail(where + ": number of slice ranges differs");
+        for (size_t i = 0; i < a->ranges.size(); ++i) {
+          std::string w = where + " range " + std::to_string(i);
+          if (!scalar(a->ranges[i].start, b->ranges[i].start, w + " start") ||
+              !scalar(a->ranges[i].stop, b->ranges[i].stop, w + " stop") ||
+              !scalar(a->ranges[i].step, b->ranges[i].step, w + " step"))
+            return false;
+        }
+        return tensor(a->out, b->out, where + " output") && tensor(a->in, b->in, where + " input");
+      }
+      case StmtKind::kScalarAssign: {
+        const auto* a = sa.as<ScalarAssign>();
+        const auto* b = sb.as<ScalarAssign>();
+        if (a->name != b->name) return fail(where + ": scalar " + a->name + " vs " + b->name);
+        return scalar(a->value, b->value, where + " value");
       }
       case StmtKind::kStartCoalescing: return true;
       case StmtKind::kEndCoalescing: return same(sa.as<EndCoalescing>()->id, sb.as<EndCoalescing>()->id, where, "id");

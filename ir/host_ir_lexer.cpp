@@ -25,6 +25,7 @@ std::string Token::describe() const {
   switch (kind) {
     case TokenKind::kEnd: return "end of file";
     case TokenKind::kDirective: return "'// braid:'";
+    case TokenKind::kOther: return "unexpected character " + printableChar(text.empty() ? '\0' : text[0]);
     default: return "'" + std::string(text) + "'";
   }
 }
@@ -75,6 +76,18 @@ std::vector<Token> tokenize(std::string_view text, const std::string& file) {
       continue;
     }
     size_t start = i;
+    if (c == '?' && i + 1 < n && isWordStart(text[i + 1])) {
+      // nvFuser's symbolic IterDomains: `?S13{...}`.
+      ++i;
+      while (i < n && isWordChar(text[i])) ++i;
+      push(TokenKind::kWord, start, i);
+      continue;
+    }
+    if (text.substr(i, 3) == "...") {
+      push(TokenKind::kPunct, i, i + 3);
+      i += 3;
+      continue;
+    }
     if (c == '%' && i + 1 < n && isWordStart(text[i + 1])) {
       size_t j = i + 1;
       while (j < n && isWordChar(text[j])) ++j;
@@ -109,15 +122,19 @@ std::vector<Token> tokenize(std::string_view text, const std::string& file) {
     }
     switch (c) {
       case '(': case ')': case '[': case ']': case '{': case '}': case ',': case ':': case ';':
-      case '=': case '!': case '<': case '>': case '+': case '-': case '*': case '/': case '%':
+      case '=': case '!': case '<': case '>': case '+': case '-': case '*': case '/': case '%': case '.':
         push(TokenKind::kPunct, i, i + 1);
         ++i;
         continue;
       default:
         break;
     }
-    throw ParseError(SourceLoc{file, line, static_cast<int>(i - line_start) + 1},
-                     "unexpected character " + printableChar(c));
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)  // a control character is never part of a dump
+      throw ParseError(SourceLoc{file, line, static_cast<int>(i - line_start) + 1},
+                       "unexpected character " + printableChar(c));
+    push(TokenKind::kOther, i, i + 1);
+    ++i;
   }
   Token end;
   end.kind = TokenKind::kEnd;
@@ -140,6 +157,14 @@ const Token& TokenStream::peek(size_t ahead) const {
 
 const Token& TokenStream::next() {
   const Token& t = peek();
+  if (t.kind == TokenKind::kOther) fail(t, t.describe());
+  if (stmt_ && &t != stmt_ && t.firstOnLine && t.kind != TokenKind::kEnd && t.col <= stmtLine_->col &&
+      !t.is(")") && !t.is("}")) {
+    fail(t, "this line continues the statement that starts at line " + std::to_string(stmt_->line) +
+                ", column " + std::to_string(stmt_->col) + ", but starts at column " + std::to_string(t.col) +
+                ", not to the right of that line's indentation; nvFuser indents every continuation line, so the "
+                "dump looks hard-wrapped (by a web page or mail client): rejoin the line");
+  }
   if (pos_ + 1 < tokens_.size()) ++pos_;
   return t;
 }
@@ -164,10 +189,68 @@ const Token& TokenStream::expectWord(std::string_view what) {
   return next();
 }
 
-void TokenStream::fail(const Token& t, const std::string& message) const { throw ParseError(loc(t), message); }
+const Token& TokenStream::lineStart(const Token& t) const {
+  if (tokens_.empty() || &t < tokens_.data() || &t >= tokens_.data() + tokens_.size()) return t;
+  const Token* p = &t;
+  while (!p->firstOnLine && p > tokens_.data()) --p;
+  return *p;
+}
+
+void TokenStream::beginStatement(const Token& first) {
+  stmt_ = &first;
+  stmtLine_ = &lineStart(first);
+}
+
+std::string TokenStream::wrapDiagnosis(const Token& t, SourceLoc* where) const {
+  if (tokens_.empty() || &t < tokens_.data() || &t >= tokens_.data() + tokens_.size()) return "";
+  size_t k = static_cast<size_t>(&t - tokens_.data());
+  // A fixed-width wrap cuts a token at the end of a line and puts the rest at column 1 of the
+  // next: the two pieces, glued, lex as one token (`fals` + `e`, `12` + `8`, `-` + `>`).
+  auto split = [&](size_t a, size_t b) {
+    if (b >= tokens_.size()) return false;
+    const Token& x = tokens_[a];
+    const Token& y = tokens_[b];
+    if (x.kind == TokenKind::kEnd || y.kind == TokenKind::kEnd || x.kind == TokenKind::kDirective) return false;
+    if (!y.firstOnLine || y.col != 1 || y.line != x.line + 1) return false;
+    size_t e = x.end;
+    bool ends_line =
+        e < text_.size() && (text_[e] == '\n' || (text_[e] == '\r' && e + 1 < text_.size() && text_[e + 1] == '\n'));
+    if (!ends_line) return false;
+    std::string glued = std::string(x.text) + std::string(y.text);
+    std::vector<Token> one = tokenize(glued, file_);
+    return one.size() == 2 && one[0].kind != TokenKind::kOther;  // one token and the end
+  };
+  // The error is the wrap's doing when the wrap is at the start of its token's line or at the end
+  // of it (the tokens up to there were read as they should not have been).
+  size_t a = 0, b = 0;
+  size_t j = k + 1;
+  while (j < tokens_.size() && !tokens_[j].firstOnLine) ++j;
+  if (k > 0 && split(k - 1, k)) {
+    a = k - 1;
+    b = k;
+  } else if (j < tokens_.size() && split(j - 1, j)) {
+    a = j - 1;
+    b = j;
+  } else {
+    return "";
+  }
+  *where = loc(tokens_[b]);
+  return "'" + std::string(tokens_[b].text) + "' at the start of this line continues '" + std::string(tokens_[a].text) +
+         "' at the end of line " + std::to_string(tokens_[a].line) +
+         ": the dump looks hard-wrapped (a long line broken by a web page or mail client); rejoin the line";
+}
+
+void TokenStream::fail(const Token& t, const std::string& message) const {
+  SourceLoc where;
+  std::string wrap = wrapDiagnosis(t, &where);
+  if (!wrap.empty()) throw ParseError(where, wrap + " (reading it as it is: " + message + ")");
+  throw ParseError(loc(t), message);
+}
 
 void TokenStream::failExpected(std::string_view what) const {
-  fail(peek(), "expected " + std::string(what) + ", found " + peek().describe());
+  const Token& t = peek();
+  if (t.kind == TokenKind::kOther) fail(t, t.describe() + " (expected " + std::string(what) + ")");
+  fail(t, "expected " + std::string(what) + ", found " + t.describe());
 }
 
 }  // namespace braid

@@ -18,8 +18,9 @@ enum class TokenKind {
   kWord,       // identifiers, with dots and a leading '%' for `%HostIrContainer` / `%kernel`
   kNumber,     // decimal integer
   kHexNumber,  // 0x55d0c0
-  kPunct,      // ( ) [ ] { } , : ; = == != ! < <= > >= && || + - -> * / %
+  kPunct,      // ( ) [ ] { } , : ; = == != ! < <= > >= && || + - -> * / % . ...
   kDirective,  // `// braid:` (braid's extension lines); the rest of the line is lexed normally
+  kOther,      // one character that starts no token; the parser refuses it where it matters
   kEnd,
 };
 
@@ -35,12 +36,14 @@ struct Token {
   bool is(std::string_view punct_or_word) const {
     return (kind == TokenKind::kPunct || kind == TokenKind::kWord) && text == punct_or_word;
   }
-  // How an error message names this token: 'x', or "end of file".
+  // How an error message names this token: 'x', "end of file", or "character '@'".
   std::string describe() const;
 };
 
-// Splits `text` into tokens; comments (`// ...` other than `// braid:`) are dropped. Throws
-// ParseError on a character that starts no token.
+// Splits `text` into tokens; comments (`// ...` other than `// braid:`) are dropped. A printable
+// character that starts no token becomes a kOther token (the text of a kernel braid keeps
+// verbatim may hold any), which TokenStream refuses wherever the grammar looks at it; a control
+// character throws ParseError.
 std::vector<Token> tokenize(std::string_view text, const std::string& file);
 
 // A cursor over tokens with the helpers every parser of this format needs.
@@ -49,6 +52,10 @@ class TokenStream {
   TokenStream(std::string_view text, std::string file);
 
   const Token& peek(size_t ahead = 0) const;
+  // Consumes the next token. Inside a statement (see beginStatement), a token that starts a line
+  // must be indented deeper than the statement's first token (closing `)` and `}` may sit at its
+  // column): nvFuser always indents continuation lines, and a line that does not is a dump
+  // hard-wrapped by a web page or mail client, which is refused rather than guessed at.
   const Token& next();
   bool atEnd() const { return peek().kind == TokenKind::kEnd; }
   // Consumes the next token if it is the punctuation or word `s`.
@@ -67,12 +74,27 @@ class TokenStream {
   const std::string& file() const { return file_; }
   std::string_view source() const { return text_; }
   size_t position() const { return pos_; }
+  void seek(size_t position) { pos_ = position; }
+
+  // The statement whose tokens are being consumed starts at `first` (the next token). Its
+  // continuation lines must be indented deeper than the line it starts on (a statement may follow
+  // another on its line: then the line's first token counts).
+  void beginStatement(const Token& first);
+  void endStatement() { stmt_ = nullptr; }
+  // The first token of `t`'s line (`t` itself when it starts its line).
+  const Token& lineStart(const Token& t) const;
 
  private:
   std::string_view text_;
   std::string file_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  const Token* stmt_ = nullptr;
+  const Token* stmtLine_ = nullptr;  // the first token of the line the statement starts on
+
+  // The hard-wrap diagnosis of an error at `t`, if a word of `t`'s neighbourhood is split over
+  // two lines the way a fixed-width wrap splits it; "" otherwise.
+  std::string wrapDiagnosis(const Token& t, SourceLoc* where) const;
 };
 
 }  // namespace braid

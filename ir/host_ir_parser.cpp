@@ -1,12 +1,17 @@
-// The parser of the host IR text format (docs/HOSTIR.md): both nvFuser dialects, any base
-// indentation, statements split over lines, HostUnit sections, braid's extensions.
+// The parser of the host IR text format (docs/HOSTIR.md): every printer generation of nvFuser
+// since mid-2024 (today's, the "to Stream" one, the oldest one of July 2024), any base
+// indentation, statements split over lines, HostUnit sections (modelled, kept verbatim, elided
+// or absent), the "Index definitions:" section, and braid's extensions.
 //
 // Statements are read by their grammar from a token stream in which line breaks are not tokens.
-// The layout matters in two places only: a statement starts a line, and the column of that
-// first token says which FOR / IF / ELSE body it belongs to (deeper than the header line that
-// opens the body; every statement of a body at the same column).
+// The layout matters in three places only: a statement starts a line (except after the four
+// statements that the printers of July and August 2024 ended without a line break); the column
+// of its first token says which FOR / IF / ELSE body it belongs to; and a line that continues a
+// statement must be indented deeper than the statement (TokenStream refuses the rest as a
+// hard-wrapped dump).
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -29,13 +34,51 @@ bool isDigits(std::string_view s) {
   return true;
 }
 
-// A tensor name as printed: `T7`, or `T7_g___bfloat`.
+// A tensor name as printed: `T7`, `T7_g` (no dtype: nvFuser before September 2024),
+// `T7_g___bfloat`, `T7_sym_float`.
 struct TensorName {
   int name = -1;
+  bool hasMem = false;
   bool hasType = false;
   MemoryType mem = MemoryType::kGlobal;
   DataType dtype = DataType::kFloat;
 };
+
+// What a word that starts like a tensor name turned out to be.
+enum class NameCheck { kTensor, kNotATensor, kUnknownDtype, kUnknownMemory };
+
+NameCheck checkTensorName(std::string_view w, TensorName* out) {
+  if (w.size() < 2 || w[0] != 'T') return NameCheck::kNotATensor;
+  size_t i = 1;
+  while (i < w.size() && w[i] >= '0' && w[i] <= '9') ++i;
+  if (i == 1 || i - 1 > 9) return NameCheck::kNotATensor;
+  TensorName n;
+  n.name = std::stoi(std::string(w.substr(1, i - 1)));
+  if (i < w.size()) {
+    if (w[i] != '_') return NameCheck::kNotATensor;
+    size_t m = i + 1;
+    size_t e = m;
+    while (e < w.size() && w[e] != '_') ++e;
+    auto mem = parseMemoryTypeLetter(w.substr(m, e - m));
+    if (!mem) return NameCheck::kUnknownMemory;
+    n.hasMem = true;
+    n.mem = *mem;
+    if (e < w.size()) {
+      auto dt = parseDataType(w.substr(e + 1));
+      if (!dt) return NameCheck::kUnknownDtype;
+      n.hasType = true;
+      n.dtype = *dt;
+    }
+  }
+  if (out) *out = n;
+  return NameCheck::kTensor;
+}
+
+std::optional<TensorName> parseTensorName(std::string_view w) {
+  TensorName n;
+  if (checkTensorName(w, &n) != NameCheck::kTensor) return std::nullopt;
+  return n;
+}
 
 // An IterDomain as printed, before it is looked up or created.
 struct IdSpec {
@@ -44,9 +87,7 @@ struct IdSpec {
   int id = 0;
   Scalar extent;
   bool rf = false;
-  std::string str() const {
-    return IterDomain(id, extent, kind, parallel, rf).str();
-  }
+  std::string str() const { return IterDomain(id, extent, kind, parallel, rf).str(); }
 };
 
 // The tensors and IterDomains of one Fusion (the program's, or a HostUnit's), by printed name.
@@ -56,6 +97,18 @@ struct FusionScope {
   std::map<int, std::vector<IterDomain*>> ids;
 };
 
+// Thrown inside a HostUnit's kernel when it holds something braid does not model (an op such
+// as `iota`, a scalar statement, `[...]`): the kernel is then kept as text.
+struct UnmodelledKernel {};
+
+// Statements after which the printers of July and August 2024 wrote no line break, so that the
+// next statement of the same body followed on the same line.
+bool mayBeFollowedOnItsLine(const Stmt& s) {
+  return s.is<Communication>() || s.is<Wait>() || s.is<SetCurrentStream>() || s.is<PostOnStream>();
+}
+
+bool isElision(const Token& t) { return t.is("...") || t.is("["); }
+
 class Parser {
  public:
   Parser(std::string_view text, const std::string& file) : ts_(text, file) {
@@ -64,7 +117,7 @@ class Parser {
   }
 
   HostProgram run() {
-    header();
+    bool end_dot = header();
     while (ts_.peek().kind == TokenKind::kDirective) {
       directive();
       endOfStatement("the alias line");
@@ -78,32 +131,77 @@ class Parser {
         ts_.fail(t, "inconsistent indentation: this line is at column " + std::to_string(t.col) +
                         ", left of the program body (column " + std::to_string(col) + ")");
     }
-    while (isHostUnitHeader()) hostUnit();
-    if (ts_.atEnd()) ts_.fail(ts_.peek(), "unexpected end of file: expected '} // %HostIrContainer' to close the program");
-    ts_.expect("}", "to close the program ('} // %HostIrContainer')");
-    if (!ts_.atEnd()) ts_.failExpected("end of file after '} // %HostIrContainer'");
-    for (const auto& [unit, tok] : post_refs_) {
-      if (!prog_.hostUnits().count(unit))
-        ts_.fail(tok, "PostOnStream runs HostUnit" + std::to_string(unit) + ", which the file does not define");
+    while (true) {
+      if (isHostUnitHeader()) {
+        hostUnit();
+      } else if (elisionAhead()) {
+        // `[...]` where the HostUnit sections would be: the dump leaves them out. The units it
+        // names are then absent, like units a dump never printed.
+        skipElision();
+      } else {
+        break;
+      }
     }
+    if (ts_.atEnd()) {
+      std::string where;
+      if (truncated_in_)
+        where = " inside the body of the '" + std::string(truncated_in_->text) + "' on line " +
+                std::to_string(truncated_in_->line) + " (the dump looks truncated)";
+      ts_.fail(ts_.peek(), "unexpected end of file" + where + ": expected " +
+                               (end_dot ? "'END.'" : "'} // %HostIrContainer'") + " to close the program");
+    }
+    if (end_dot) {
+      ts_.expect("END.", "to close the program");
+    } else {
+      ts_.expect("}", "to close the program ('} // %HostIrContainer')");
+    }
+    if (ts_.peek().is("Index") && ts_.peek(1).is("definitions")) indexDefinitions();
+    if (!ts_.atEnd())
+      ts_.failExpected(end_dot ? "end of file after 'END.'" : "end of file after '} // %HostIrContainer'");
     return std::move(prog_);
   }
 
  private:
   // ---------------------------------------------------------------- structure
 
-  void header() {
-    ts_.expect("%HostIrContainer", "at the start of a host program");
-    ts_.expect("{", "after '%HostIrContainer'");
+  // `%HostIrContainer { (ins) -> (outs) :`, or the form of July 2024's pull requests,
+  // `[%HostIrContainer {] HOST IRS: (ins) -> (outs) :` closed by `END.`. Returns true for the latter.
+  bool header() {
+    bool end_dot = false;
+    const Token& start = ts_.peek();
+    ts_.beginStatement(start);
+    if (ts_.peek().is("HOST")) {
+      end_dot = true;
+    } else {
+      if (ts_.peek().is("Device") && ts_.peek(1).is("ID"))
+        ts_.fail(ts_.peek(), "this file holds the programs of several devices ('Device ID = N' lines): read it as "
+                             "per-rank programs (braid verify --rank-program FILE)");
+      ts_.expect("%HostIrContainer", "at the start of a host program");
+      ts_.expect("{", "after '%HostIrContainer'");
+      if (ts_.peek().is("HOST")) {
+        ts_.beginStatement(ts_.peek());
+        end_dot = true;
+      }
+    }
+    if (end_dot) {
+      if (ts_.peek(1).is("FUSION"))
+        ts_.fail(ts_.peek(), "'HOST FUSION' is the prototype printer of May 2024, before nvFuser's host IR dumps "
+                             "(NVFUSER_DUMP=host_ir, July 2024) that braid reads");
+      ts_.expect("HOST");
+      ts_.expect("IRS", "after 'HOST'");
+      ts_.expect(":", "after 'HOST IRS'");
+    }
     ts_.expect("(", "before the program inputs");
-    prog_.inputs() = tensorList(main_, ")", "program inputs");
+    operandList(main_, ")", "program inputs", &prog_.inputs(), &prog_.scalarInputs());
     ts_.expect(")", "after the program inputs");
     ts_.expect("->", "between the program inputs and outputs");
     ts_.expect("(", "before the program outputs");
-    prog_.outputs() = tensorList(main_, ")", "program outputs");
+    operandList(main_, ")", "program outputs", &prog_.outputs(), &prog_.scalarOutputs());
     ts_.expect(")", "after the program outputs");
     ts_.expect(":", "at the end of the '%HostIrContainer' line");
+    ts_.endStatement();
     if (!ts_.atEnd() && !ts_.peek().firstOnLine) ts_.failExpected("a new line after the '%HostIrContainer' header");
+    return end_dot;
   }
 
   bool isHostUnitHeader() const {
@@ -112,41 +210,77 @@ class Parser {
            ts_.peek(1).is(":");
   }
 
-  bool endsBody(const Token& t) const { return t.kind == TokenKind::kEnd || t.is("}") || isHostUnitHeader(); }
+  // `[...]` or `...` on a line of its own.
+  bool elisionAhead() const {
+    const Token& t = ts_.peek();
+    if (!t.firstOnLine) return false;
+    if (t.is("...")) return true;
+    return t.is("[") && ts_.peek(1).is("...") && ts_.peek(2).is("]");
+  }
+
+  void skipElision() {
+    if (ts_.accept("[")) {
+      ts_.expect("...");
+      ts_.expect("]");
+    } else {
+      ts_.expect("...");
+    }
+    endOfStatement("'[...]'");
+  }
+
+  bool endsBody(const Token& t) const {
+    return t.kind == TokenKind::kEnd || t.is("}") || isHostUnitHeader() || t.is("END.") ||
+           (elisionAhead() && &t == &ts_.peek());
+  }
 
   // Statements of one body, all at column `col`, until a line further left or the end of the body.
   void block(Scope& out, int col) {
     bool after_nested = false;
+    const Stmt* prev = nullptr;
     while (true) {
       const Token& t = ts_.peek();
-      if (endsBody(t) || t.col < col) return;
-      if (t.col > col) {
-        if (after_nested)
-          ts_.fail(t, "inconsistent indentation: column " + std::to_string(t.col) +
-                          " matches no enclosing block (this block is at column " + std::to_string(col) + ")");
-        ts_.fail(t, "unexpected indentation: expected column " + std::to_string(col) +
-                        " like the statements before it, found column " + std::to_string(t.col));
+      if (t.firstOnLine) {
+        if (elisionAhead() && t.col >= col)
+          ts_.fail(t, "the dump elides statements here ('[...]'); braid reads only whole programs (HostUnit "
+                      "kernels may be elided, statements may not)");
+        if (endsBody(t) || t.col < col) return;
+        if (t.col > col) {
+          if (after_nested)
+            ts_.fail(t, "inconsistent indentation: column " + std::to_string(t.col) +
+                            " matches no enclosing block (this block is at column " + std::to_string(col) + ")");
+          ts_.fail(t, "unexpected indentation: expected column " + std::to_string(col) +
+                          " like the statements before it, found column " + std::to_string(t.col));
+        }
+      } else if (!prev || !mayBeFollowedOnItsLine(*prev)) {
+        // statement() checked the end of the line; only a directive can leave us here.
+        ts_.failExpected("the end of the line");
+      } else {
+        prog_.printedBeforeAllocate = true;  // a statement run on after another: July / August 2024
       }
       StmtPtr s = statement();
       after_nested = s && (s->is<ForLoop>() || s->is<IfThenElse>());
+      prev = s.get();
       if (s) out.push_back(std::move(s));
     }
   }
 
-  // The body that a FOR / IF / ELSE line at column `owner_col` opens.
+  // The body that a FOR / IF / ELSE opens: deeper than the line it stands on (it may follow
+  // another statement on that line, as in the printers of July and August 2024).
   void nestedBody(Scope& out, const Token& owner, std::string_view what) {
     const Token& t = ts_.peek();
-    if (endsBody(t) || t.col <= owner.col)
+    if (endsBody(t) || t.col <= ts_.lineStart(owner).col)
       ts_.fail(t, "expected an indented body for the '" + std::string(what) + "' on line " +
                       std::to_string(owner.line) + ", found " + t.describe() +
                       (t.kind == TokenKind::kEnd ? "" : " at column " + std::to_string(t.col)));
     block(out, t.col);
+    if (ts_.atEnd() && !truncated_in_) truncated_in_ = &owner;
   }
 
-  void endOfStatement(std::string_view what) {
+  void endOfStatement(std::string_view what, bool may_continue_line = false) {
     const Token& t = ts_.peek();
-    if (t.kind != TokenKind::kEnd && !t.firstOnLine)
-      ts_.fail(t, "expected the end of the line after " + std::string(what) + ", found " + t.describe());
+    if (t.kind == TokenKind::kEnd || t.firstOnLine) return;
+    if (may_continue_line && t.kind == TokenKind::kWord) return;
+    ts_.fail(t, "expected the end of the line after " + std::string(what) + ", found " + t.describe());
   }
 
   // ---------------------------------------------------------------- statements
@@ -163,6 +297,7 @@ class Parser {
       return nullptr;
     }
     if (t.kind != TokenKind::kWord) ts_.fail(t, "expected a statement, found " + t.describe());
+    ts_.beginStatement(t);
     std::string_view w = t.text;
     if (w == "FOR") {
       s = forLoop();
@@ -177,13 +312,14 @@ class Parser {
       g->stream = namedStream("GetCurrentStream");
       s = std::move(g);
     } else if (w == "Stream") {
-      // Newer dialect: `Stream 0x55d0c0 = GetCurrentStream()`.
+      // Today's printer: `Stream 0x55d0c0 = GetCurrentStream()`.
       auto g = std::make_unique<GetCurrentStream>();
       g->stream = namedStream("GetCurrentStream");
       ts_.expect("=", "after the stream in 'Stream X = GetCurrentStream()'");
       ts_.expect("GetCurrentStream", "after 'Stream X ='");
       ts_.expect("(", "after 'GetCurrentStream'");
       ts_.expect(")", "after 'GetCurrentStream('");
+      what = "'GetCurrentStream()'";
       s = std::move(g);
     } else if (w == "SetCurrentStream") {
       ts_.next();
@@ -198,15 +334,7 @@ class Parser {
     } else if (w == "Wait") {
       s = wait();
     } else if (w == "Deallocate") {
-      ts_.next();
-      auto d = std::make_unique<Deallocate>();
-      if (ts_.accept("{")) {
-        d->tv = tensor(main_);
-        ts_.expect("}", "to close 'Deallocate {'");
-      } else {
-        d->tv = tensor(main_);
-      }
-      s = std::move(d);
+      s = deallocate();
     } else if (w == "StartCoalescing") {
       ts_.next();
       s = std::make_unique<StartCoalescing>();
@@ -220,15 +348,26 @@ class Parser {
       s = communication();
     } else if (w == "P2PCommunication") {
       s = p2p();
+    } else if (w == "CollectivePermute") {
+      s = collectivePermute();
     } else if (w == "PostOnStream") {
       s = postOnStream();
-    } else if (parseTensorName(w)) {
+    } else if (w == "LaunchKernel") {
+      s = launchKernel();
+    } else if (w == "ShareMemHandles") {
+      s = shareMemHandles();
+    } else if (w == "MoeDispatch" || w == "MoeCombine") {
+      ts_.fail(t, std::string(w) + " (nvFuser's expert-parallel token shuffle, 2026) is not supported by braid yet");
+    } else if (checkTensorName(w, nullptr) != NameCheck::kNotATensor) {
       s = assignment();
+    } else if (ts_.peek(1).is("=")) {
+      s = scalarAssign();
     } else {
       ts_.fail(t, "unknown statement " + t.describe());
     }
     s->loc = loc;
-    if (!s->is<ForLoop>() && !s->is<IfThenElse>()) endOfStatement(what == "'Stream'" ? "'GetCurrentStream()'" : what);
+    ts_.endStatement();
+    if (!s->is<ForLoop>() && !s->is<IfThenElse>()) endOfStatement(what, mayBeFollowedOnItsLine(*s));
     return s;
   }
 
@@ -257,6 +396,7 @@ class Parser {
       ts_.failExpected("'in' or 'from' after the loop index");
     }
     ts_.expect(":", "at the end of the 'FOR' line");
+    ts_.endStatement();
     endOfStatement("'FOR ...:'");
     nestedBody(f->body, for_tok, "FOR");
     return f;
@@ -268,12 +408,15 @@ class Parser {
     ts_.accept("Manual");
     b->predicate = parseScalarExpr(ts_);
     ts_.expect(":", "at the end of the 'IF' line");
+    ts_.endStatement();
     endOfStatement("'IF ...:'");
     nestedBody(b->thenBody, if_tok, "IF");
     const Token& t = ts_.peek();
-    if (t.is("ELSE") && t.col == if_tok.col && t.firstOnLine) {
+    if (t.is("ELSE") && t.col == ts_.lineStart(if_tok).col && t.firstOnLine) {
+      ts_.beginStatement(t);
       const Token& else_tok = ts_.next();
       ts_.expect(":", "after 'ELSE'");
+      ts_.endStatement();
       endOfStatement("'ELSE:'");
       nestedBody(b->elseBody, else_tok, "ELSE");
     }
@@ -284,7 +427,7 @@ class Parser {
     ts_.next();
     bool paren = ts_.accept("(");
     const Token& t = ts_.peek();
-    if (!(t.is("Communication") || t.is("P2PCommunication") || t.is("EndCoalescing")))
+    if (!(t.is("Communication") || t.is("P2PCommunication") || t.is("EndCoalescing") || t.is("CollectivePermute")))
       ts_.failExpected("'Communication' after 'Wait'");
     ts_.next();
     const Token& id_tok = ts_.peek();
@@ -292,9 +435,29 @@ class Parser {
     w->id = integer("the id of the communication to wait for");
     if (!comm_ids_.count(w->id))
       ts_.fail(id_tok, "Wait for communication " + std::to_string(w->id) +
-                           ", which no Communication, P2PCommunication or EndCoalescing before it defines");
+                           ", which no Communication, CollectivePermute, P2PCommunication or EndCoalescing before "
+                           "it defines");
     if (paren) ts_.expect(")", "after 'Wait(Communication N'");
     return w;
+  }
+
+  // `Deallocate T` (braid's one-line form), `Deallocate {` T `}` (nvFuser), or, in April 2025,
+  // `Deallocate {` with the tensor's ALLOCATE statement inside.
+  StmtPtr deallocate() {
+    ts_.next();
+    auto d = std::make_unique<Deallocate>();
+    if (ts_.accept("{")) {
+      d->tv = tensor(main_);
+      if (ts_.accept("=")) {
+        ts_.expect("ALLOCATE", "after '=' in 'Deallocate {'");
+        ts_.expect("(", "after 'ALLOCATE'");
+        attributes("ALLOCATE", [&](std::string_view, const Token&) { return false; });
+      }
+      ts_.expect("}", "to close 'Deallocate {'");
+    } else {
+      d->tv = tensor(main_);
+    }
+    return d;
   }
 
   StmtPtr communication() {
@@ -314,18 +477,17 @@ class Parser {
         c->type = *t;
         has_type = true;
       } else if (key == "team") {
-        ts_.expect("(", "before the team list");
-        while (ts_.peek().kind == TokenKind::kNumber) c->team.push_back(integer64("a device id"));
-        ts_.expect(")", "after team list");
+        c->team = team();
       } else if (key == "root") {
         c->root = parseScalarExpr(ts_);
       } else if (key == "red_op") {
         c->redOp = reductionOp();
         has_red_op = true;
-      } else if (key == "input") {
+      } else if (key == "input" || key == "Input") {  // `Input=`: July 2024
+        if (key == "Input") prog_.printedBeforeAllocate = true;
         input_tok = &key_tok;
         c->input = tensor(main_);
-      } else if (key == "output") {
+      } else if (key == "output" || key == "Output") {
         output_tok = &key_tok;
         c->output = tensor(main_);
       } else if (key == "backend") {
@@ -344,8 +506,9 @@ class Parser {
     return c;
   }
 
-  StmtPtr p2p() {
-    ts_.next();
+  // `P2PCommunication N (type=send, buffer=T, peer=e[, backend=B])`, also inside ShareMemHandles.
+  std::unique_ptr<P2PCommunication> p2p() {
+    ts_.expect("P2PCommunication");
     auto c = std::make_unique<P2PCommunication>();
     c->id = integer("the id of the P2PCommunication");
     ts_.expect("(", "after the P2PCommunication id");
@@ -376,6 +539,61 @@ class Parser {
     return c;
   }
 
+  StmtPtr collectivePermute() {
+    ts_.next();
+    auto c = std::make_unique<CollectivePermute>();
+    c->id = integer("the id of the CollectivePermute");
+    ts_.expect("(", "after the CollectivePermute id");
+    bool has_send = false, has_recv = false, has_in = false, has_out = false;
+    attributes("CollectivePermute", [&](std::string_view key, const Token&) {
+      if (key == "team") {
+        c->team = team();
+      } else if (key == "send_peer") {
+        c->sendPeer = parseScalarExpr(ts_);
+        has_send = true;
+      } else if (key == "recv_peer") {
+        c->recvPeer = parseScalarExpr(ts_);
+        has_recv = true;
+      } else if (key == "input") {
+        c->input = tensor(main_);
+        has_in = true;
+      } else if (key == "output") {
+        c->output = tensor(main_);
+        has_out = true;
+      } else if (key == "backend") {
+        c->backend = backend();
+      } else {
+        return false;
+      }
+      return true;
+    });
+    if (!has_send || !has_recv || !has_in || !has_out)
+      ts_.fail(ts_.peek(), "CollectivePermute " + std::to_string(c->id) +
+                               " needs 'send_peer=', 'recv_peer=', 'input=' and 'output='");
+    comm_ids_.insert(c->id);
+    return c;
+  }
+
+  // `ShareMemHandles(P2PCommunication a (...), P2PCommunication b (...), ` ending the line:
+  // nvFuser's printer never closes the parenthesis (a closing one is accepted too).
+  StmtPtr shareMemHandles() {
+    ts_.next();
+    auto s = std::make_unique<ShareMemHandles>();
+    ts_.expect("(", "after 'ShareMemHandles'");
+    while (true) {
+      if (ts_.accept(")")) break;
+      const Token& t = ts_.peek();
+      if (t.firstOnLine || t.kind == TokenKind::kEnd) break;
+      if (!t.is("P2PCommunication")) ts_.failExpected("a P2PCommunication in ShareMemHandles");
+      s->communications.push_back(std::move(*p2p()));
+      if (!ts_.accept(",")) {
+        ts_.accept(")");
+        break;
+      }
+    }
+    return s;
+  }
+
   StmtPtr postOnStream() {
     ts_.next();
     auto p = std::make_unique<PostOnStream>();
@@ -385,76 +603,90 @@ class Parser {
       ts_.failExpected("a HostUnit such as 'HostUnit0'");
     ts_.next();
     p->hostUnit = toInt(unit, unit.text.substr(8));
-    post_refs_.emplace_back(p->hostUnit, unit);
     ts_.expect(",", "after the HostUnit");
-    ts_.expect("Inputs", "in PostOnStream");
-    ts_.expect(":", "after 'Inputs'");
-    ts_.expect("{", "before the PostOnStream inputs");
-    p->inputs = tensorList(main_, "}", "PostOnStream inputs");
-    ts_.expect("}", "after the PostOnStream inputs");
-    ts_.expect(",", "after the PostOnStream inputs");
-    ts_.expect("Outputs", "in PostOnStream");
-    ts_.expect(":", "after 'Outputs'");
-    ts_.expect("{", "before the PostOnStream outputs");
-    p->outputs = tensorList(main_, "}", "PostOnStream outputs");
-    ts_.expect("}", "after the PostOnStream outputs");
+    kernelOperands("PostOnStream", p->inputs, p->scalarInputs, p->outputs);
     ts_.expect(")", "to close 'PostOnStream ('");
     return p;
   }
 
-  // `T... = <something>`: ALLOCATE, HirAliasSelect, ShardByStream or a fusion op.
+  // `Inputs:{...}, Outputs:{...}` of a PostOnStream or LaunchKernel: tensors and scalars in, tensors
+  // out.
+  void kernelOperands(const std::string& stmt, std::vector<TensorView*>& ins, std::vector<ScalarOperand>& scalar_ins,
+                      std::vector<TensorView*>& outs) {
+    for (bool in : {true, false}) {
+      std::string part = in ? "inputs" : "outputs";
+      if (!in) ts_.expect(",", "after the " + stmt + " inputs");
+      ts_.expect(in ? "Inputs" : "Outputs", "in " + stmt);
+      ts_.expect(":", "after '" + std::string(in ? "Inputs" : "Outputs") + "'");
+      ts_.expect("{", "before the " + stmt + " " + part);
+      operandList(main_, "}", stmt + " " + part, in ? &ins : &outs, in ? &scalar_ins : nullptr);
+      ts_.expect("}", "after the " + stmt + " " + part);
+    }
+  }
+
+  // `LaunchKernel(Inputs: {..}, Outputs: {..})` (early 2025), or on several lines with
+  // `Index: N,` (May 2025) or `Group ID: N,` (since) first.
+  StmtPtr launchKernel() {
+    ts_.next();
+    auto k = std::make_unique<LaunchKernel>();
+    ts_.expect("(", "after 'LaunchKernel'");
+    if (ts_.accept("Group")) {
+      ts_.expect("ID", "after 'Group'");
+      ts_.expect(":", "after 'Group ID'");
+      k->groupId = integer64("the group id of the kernel");
+      ts_.expect(",", "after the group id");
+    } else if (ts_.accept("Index")) {
+      ts_.expect(":", "after 'Index'");
+      k->groupId = integer64("the index of the kernel");
+      ts_.expect(",", "after the kernel index");
+    }
+    kernelOperands("LaunchKernel", k->inputs, k->scalarInputs, k->outputs);
+    ts_.accept(",");
+    ts_.expect(")", "to close 'LaunchKernel('");
+    return k;
+  }
+
+  // `i45 = i12 + 3;` (a scalar the host computes in the body).
+  StmtPtr scalarAssign() {
+    const Token& name = ts_.next();
+    if (name.text.front() == '%')
+      ts_.fail(name, "unknown statement " + name.describe());
+    auto a = std::make_unique<ScalarAssign>();
+    a->name = std::string(name.text);
+    ts_.expect("=", "after the scalar's name");
+    a->value = parseScalarExpr(ts_);
+    ts_.accept(";");
+    return a;
+  }
+
+  // `T... = <something>`: ALLOCATE, a view, or a fusion op.
   StmtPtr assignment() {
     TensorView* out = tensor(main_);
     ts_.expect("=", "after the tensor that starts the statement");
     const Token& op = ts_.peek();
-    if (op.is("ALLOCATE")) {
+    if (op.is("ALLOCATE")) return allocate(out);
+    if (op.is("HirAliasSelect") || op.is("select")) {
+      bool hir = op.is("HirAliasSelect");
+      std::string name(op.text);
       ts_.next();
-      ts_.expect("(", "after 'ALLOCATE'");
-      auto a = std::make_unique<Allocate>();
-      a->tv = out;
-      a->legacy = false;
-      attributes("ALLOCATE", [&](std::string_view key, const Token&) {
-        if (key == "buffer") {
-          tensor(main_);
-          a->legacy = true;
-        } else if (key == "mem_type") {
-          const Token& v = ts_.expectWord("a memory type (global, local, shared)");
-          auto m = parseMemoryTypeName(v.text);
-          if (!m) ts_.fail(v, "unknown memory type " + v.describe());
-          a->memType = *m;
-        } else if (key == "size") {
-          a->size = parseScalarExpr(ts_);
-        } else if (key == "zero_init") {
-          a->zeroInit = boolean();
-        } else if (key == "resets_to_zero") {
-          a->resetsToZero = boolean();
-        } else {
-          return false;
-        }
-        return true;
-      });
-      return a;
-    }
-    if (op.is("HirAliasSelect")) {
-      ts_.next();
-      ts_.expect("(", "after 'HirAliasSelect'");
-      auto a = std::make_unique<AliasSelect>();
-      a->out = out;
-      a->in = tensor(main_);
-      ts_.expect(",", "after the HirAliasSelect input");
-      ts_.expect("axis", "in HirAliasSelect");
+      ts_.expect("(", "after '" + name + "'");
+      TensorView* in = tensor(main_);
+      ts_.expect(",", "after the " + name + " input");
+      ts_.expect("axis", "in " + name);
       ts_.expect("=", "after 'axis'");
       const Token& axis_tok = ts_.peek();
       IdSpec spec = idSpec();
-      a->axis = axisOf(a->in, spec);
-      if (!a->axis) ts_.fail(axis_tok, "axis " + spec.str() + " is not an axis of " + a->in->str());
-      ts_.expect(",", "after the HirAliasSelect axis");
-      ts_.expect("index", "in HirAliasSelect");
+      IterDomain* axis = axisOf(in, spec);
+      if (!axis) ts_.fail(axis_tok, "axis " + spec.str() + " is not an axis of " + in->str());
+      ts_.expect(",", "after the " + name + " axis");
+      ts_.expect("index", "in " + name);
       ts_.expect("=", "after 'index'");
-      a->index = parseScalarExpr(ts_);
-      ts_.expect(")", "to close 'HirAliasSelect('");
-      return a;
+      Scalar index = parseScalarExpr(ts_);
+      ts_.expect(")", "to close '" + name + "('");
+      if (hir) return makeSelect<AliasSelect>(out, in, axis, index);
+      return makeSelect<Select>(out, in, axis, index);
     }
+    if (op.is("slice")) return slice(out);
     if (op.is("ShardByStream")) {
       ts_.next();
       ts_.expect("(", "after 'ShardByStream'");
@@ -468,13 +700,89 @@ class Parser {
       ts_.expect(")", "to close 'ShardByStream('");
       return a;
     }
+    if (op.is("SymmetricContiguousView")) {
+      ts_.next();
+      ts_.expect("(", "after 'SymmetricContiguousView'");
+      auto a = std::make_unique<SymmetricContiguousView>();
+      a->out = out;
+      a->in = tensor(main_);
+      ts_.expect(")", "to close 'SymmetricContiguousView('");
+      return a;
+    }
     auto h = std::make_unique<HostOp>();
-    h->op = fusionOp(main_, out);
+    h->op = fusionOp(main_, out, /*in_kernel=*/false);
     return h;
   }
 
-  // The right-hand side of a fusion op whose output is `out`; the Expr is made in `scope`.
-  Expr* fusionOp(FusionScope& scope, TensorView* out) {
+  template <class S>
+  static StmtPtr makeSelect(TensorView* out, TensorView* in, IterDomain* axis, Scalar index) {
+    auto a = std::make_unique<S>();
+    a->out = out;
+    a->in = in;
+    a->axis = axis;
+    a->index = std::move(index);
+    return a;
+  }
+
+  StmtPtr allocate(TensorView* out) {
+    ts_.next();
+    ts_.expect("(", "after 'ALLOCATE'");
+    auto a = std::make_unique<Allocate>();
+    a->tv = out;
+    a->legacy = false;
+    attributes("ALLOCATE", [&](std::string_view key, const Token&) {
+      if (key == "buffer") {
+        tensor(main_);
+        a->legacy = true;
+      } else if (key == "mem_type") {
+        const Token& v = ts_.expectWord("a memory type (global, register, shared, symmetric)");
+        auto m = parseMemoryTypeName(v.text);
+        if (!m) ts_.fail(v, "unknown memory type " + v.describe());
+        a->memType = *m;
+      } else if (key == "size") {
+        a->size = parseScalarExpr(ts_);
+      } else if (key == "zero_init") {
+        a->zeroInit = boolean();
+      } else if (key == "resets_to_zero") {
+        a->resetsToZero = boolean();
+      } else {
+        return false;
+      }
+      return true;
+    });
+    if (ts_.peek().is(".") && ts_.peek(1).is("alias"))
+      ts_.fail(ts_.peek(), "an ALLOCATE that aliases another buffer ('.alias=') is not supported by braid");
+    return a;
+  }
+
+  // `slice( T0, { {start, stop, step} {start, stop, step} } )`.
+  StmtPtr slice(TensorView* out) {
+    ts_.next();
+    ts_.expect("(", "after 'slice'");
+    auto s = std::make_unique<Slice>();
+    s->out = out;
+    s->in = tensor(main_);
+    ts_.expect(",", "after the slice input");
+    ts_.expect("{", "before the slice ranges");
+    while (ts_.accept("{")) {
+      SliceRange r;
+      r.start = parseScalarExpr(ts_);
+      ts_.expect(",", "after the start of a slice range");
+      r.stop = parseScalarExpr(ts_);
+      ts_.expect(",", "after the stop of a slice range");
+      r.step = parseScalarExpr(ts_);
+      ts_.expect("}", "to close a slice range");
+      s->ranges.push_back(std::move(r));
+      ts_.accept(",");
+    }
+    ts_.expect("}", "after the slice ranges");
+    ts_.expect(")", "to close 'slice('");
+    return s;
+  }
+
+  // The right-hand side of a fusion op whose output is `out`; the Expr is made in `scope`. In a
+  // kernel, what braid does not model throws UnmodelledKernel; in the program body it is an error.
+  Expr* fusionOp(FusionScope& scope, TensorView* out, bool in_kernel) {
     const Token& op = ts_.peek();
     Fusion& f = *scope.fusion;
     Expr* e = nullptr;
@@ -488,15 +796,20 @@ class Parser {
       else if (sym.is("/")) bop = BinaryOpType::kDiv;
       else ts_.failExpected("a binary operator (+ - * /) after the first operand");
       ts_.next();
+      if (in_kernel && !(ts_.peek().kind == TokenKind::kWord && parseTensorName(ts_.peek().text)))
+        throw UnmodelledKernel{};  // a tensor-scalar op
       TensorView* b = tensor(scope);
       e = f.newExpr(OpType::kBinary, {a, b}, {out});
       e->binaryOp = bop;
-    } else if (op.is("Set") || op.is("Set.Permute")) {
+    } else if (op.is("Set") || op.is("Set.Permute") || op.is("SegmenterSet")) {
       bool permute = op.is("Set.Permute");
+      std::string name(op.text);
       ts_.next();
-      ts_.expect("(", "after '" + std::string(op.text) + "'");
+      ts_.expect("(", "after '" + name + "'");
       TensorView* in = tensor(scope);
       e = f.newExpr(permute ? OpType::kPermute : OpType::kSet, {in}, {out});
+      e->segmenterSet = name == "SegmenterSet";
+      e->cacheOp = "";  // nvFuser prints no cache_op when it is Unspecified
       bool has_perm = false;
       while (ts_.accept(",")) {
         const Token& key = ts_.expectWord("an attribute such as 'cache_op='");
@@ -512,10 +825,10 @@ class Parser {
           ts_.expect("}", "after the permutation");
           has_perm = true;
         } else {
-          ts_.fail(key, "unknown attribute " + key.describe() + " of " + std::string(op.text));
+          ts_.fail(key, "unknown attribute " + key.describe() + " of " + name);
         }
       }
-      ts_.expect(")", "to close '" + std::string(op.text) + "('");
+      ts_.expect(")", "to close '" + name + "('");
       if (permute && !has_perm) e->permutation = inferPermutation(in->loop(), out->loop());
     } else if (op.is("reduction")) {
       ts_.next();
@@ -580,10 +893,12 @@ class Parser {
       ts_.expect(")", "to close '" + std::string(op.text) + "('");
       e = f.newExpr(OpType::kUnary, {in}, {out});
       e->unaryOp = *u;
+    } else if (in_kernel) {
+      throw UnmodelledKernel{};
     } else {
       ts_.fail(op, "unknown operation " + op.describe() + " (expected ALLOCATE, HirAliasSelect, ShardByStream, "
-                   "Set, Set.Permute, a binary operator, reduction, broadcast, squeeze, view, matmul, linear "
-                   "or a unary function)");
+                   "SymmetricContiguousView, select, slice, Set, Set.Permute, SegmenterSet, a binary operator, "
+                   "reduction, broadcast, squeeze, view, matmul, linear or a unary function)");
     }
     ts_.accept(";");
     return e;
@@ -601,50 +916,221 @@ class Parser {
   // ---------------------------------------------------------------- HostUnit sections
 
   void hostUnit() {
-    const Token& head = ts_.next();
+    const Token& head = ts_.peek();
+    size_t header_pos = ts_.position();
     int id = toInt(head, head.text.substr(8));
     if (prog_.hostUnits().count(id)) ts_.fail(head, "HostUnit" + std::to_string(id) + " is defined twice");
-    ts_.expect(":", "after the HostUnit name");
     HostUnit unit;
     unit.id = id;
-    unit.fusion = std::make_unique<Fusion>();
     FusionScope scope;
+    hostUnitHeader(unit, scope);
+    if (elisionAhead()) {
+      skipElision();
+      unit.body = HostUnit::Body::kElided;
+    } else if (!ts_.peek().is("%kernel")) {
+      // Only the header was printed (or pasted): the kernel is elided.
+      unit.body = HostUnit::Body::kElided;
+    } else {
+      const Token& kernel = ts_.next();
+      ts_.expect("{", "after '%kernel'");
+      size_t body_pos = ts_.position();
+      try {
+        kernelOps(scope, kernel);
+      } catch (const UnmodelledKernel&) {
+        // Read the header again into a fresh fusion (the ops read so far are dropped), then keep
+        // the kernel as text.
+        ts_.seek(header_pos);
+        unit = HostUnit();
+        unit.id = id;
+        scope = FusionScope();
+        hostUnitHeader(unit, scope);
+        ts_.next();  // %kernel
+        ts_.next();  // {
+        (void)body_pos;
+        opaqueKernel(unit, kernel);
+      }
+    }
+    prog_.hostUnits().emplace(id, std::move(unit));
+  }
+
+  // `HostUnitN: Inputs={...} -> Outputs={...}` and the listing that today's printer adds.
+  void hostUnitHeader(HostUnit& unit, FusionScope& scope) {
+    const Token& head = ts_.peek();
+    ts_.beginStatement(head);
+    ts_.next();
+    unit.fusion = std::make_unique<Fusion>();
     scope.fusion = unit.fusion.get();
+    ts_.expect(":", "after the HostUnit name");
     ts_.expect("Inputs", "after 'HostUnitN:'");
     ts_.expect("=", "after 'Inputs'");
     ts_.expect("{", "before the HostUnit inputs");
-    for (TensorView* tv : tensorList(scope, "}", "HostUnit inputs")) unit.fusion->addInput(tv);
+    std::vector<TensorView*> ins, outs;
+    operandList(scope, "}", "HostUnit inputs", &ins, &unit.scalarInputs);
     ts_.expect("}", "after the HostUnit inputs");
     ts_.expect("->", "between the HostUnit inputs and outputs");
     ts_.expect("Outputs", "after '->'");
     ts_.expect("=", "after 'Outputs'");
     ts_.expect("{", "before the HostUnit outputs");
-    for (TensorView* tv : tensorList(scope, "}", "HostUnit outputs")) unit.fusion->addOutput(tv);
+    operandList(scope, "}", "HostUnit outputs", &outs, nullptr);
     ts_.expect("}", "after the HostUnit outputs");
+    ts_.endStatement();
+    for (TensorView* tv : ins) unit.fusion->addInput(tv);
+    for (TensorView* tv : outs) unit.fusion->addOutput(tv);
     // The fusion's own listing repeats its inputs and outputs, one a line.
-    if (ts_.accept("Inputs")) {
-      ts_.expect(":", "after 'Inputs'");
-      while (ts_.peek().kind == TokenKind::kWord && parseTensorName(ts_.peek().text)) tensor(scope);
+    for (const char* part : {"Inputs", "Outputs"}) {
+      if (ts_.peek().is(part) && ts_.peek(1).is(":")) {
+        ts_.next();
+        ts_.next();
+        while (isOperandStart(ts_.peek()) && !(ts_.peek().is("Outputs") && ts_.peek(1).is(":"))) {
+          ts_.beginStatement(ts_.peek());
+          if (ts_.peek().kind == TokenKind::kWord && parseTensorName(ts_.peek().text)) tensor(scope);
+          else parseScalarExpr(ts_);
+          ts_.endStatement();
+        }
+      }
     }
-    if (ts_.accept("Outputs")) {
-      ts_.expect(":", "after 'Outputs'");
-      while (ts_.peek().kind == TokenKind::kWord && parseTensorName(ts_.peek().text)) tensor(scope);
-    }
-    ts_.expect("%kernel", "before the HostUnit's fusion");
-    ts_.expect("{", "after '%kernel'");
-    while (!ts_.peek().is("}")) {
+  }
+
+  bool isOperandStart(const Token& t) const {
+    if (t.kind == TokenKind::kNumber) return true;
+    if (t.kind != TokenKind::kWord) return false;
+    return !t.is("%kernel") && !isHostUnitHeader() && !t.is("END.");
+  }
+
+  // The ops of a kernel braid models, up to and including the closing `}`.
+  void kernelOps(FusionScope& scope, const Token& kernel) {
+    while (true) {
       const Token& t = ts_.peek();
-      if (t.kind == TokenKind::kEnd) ts_.fail(t, "unexpected end of file: expected '} // %kernel' to close the kernel");
-      if (!(t.kind == TokenKind::kWord && parseTensorName(t.text)))
+      if (t.is("}") && t.firstOnLine) break;
+      if (t.kind == TokenKind::kEnd) unterminatedKernel(kernel);
+      if (!(t.kind == TokenKind::kWord && parseTensorName(t.text))) {
+        if (t.kind == TokenKind::kWord || isElision(t) || t.kind == TokenKind::kNumber) throw UnmodelledKernel{};
         ts_.fail(t, "expected a fusion op ('T... = ...') in the kernel, found " + t.describe());
+      }
+      ts_.beginStatement(t);
       std::string what = t.describe();
       TensorView* out = tensor(scope);
       ts_.expect("=", "after the op's output");
-      fusionOp(scope, out);
+      fusionOp(scope, out, /*in_kernel=*/true);
+      ts_.endStatement();
       endOfStatement(what);
     }
     ts_.expect("}", "to close the kernel ('} // %kernel')");
-    prog_.hostUnits().emplace(id, std::move(unit));
+  }
+
+  [[noreturn]] void unterminatedKernel(const Token& kernel) {
+    ts_.fail(ts_.peek(), "unexpected end of file: expected '} // %kernel' to close the kernel opened on line " +
+                             std::to_string(kernel.line));
+  }
+
+  // A kernel braid does not model: its lines up to the `}` that closes it (a `}` starting a line
+  // no further right than `%kernel`), kept as text with the kernel's indentation removed.
+  void opaqueKernel(HostUnit& unit, const Token& kernel) {
+    const Token& first = ts_.peek();
+    if (first.kind != TokenKind::kEnd && !first.firstOnLine)
+      ts_.failExpected("a new line after '%kernel {'");
+    std::vector<const Token*> open;
+    while (true) {
+      const Token& t = ts_.peek();
+      if (t.kind == TokenKind::kEnd) unterminatedKernel(kernel);
+      if (t.is("}") && t.firstOnLine && t.col <= kernel.col && open.empty()) break;
+      if (t.is("(") || t.is("[") || t.is("{")) open.push_back(&t);
+      if (t.is(")") || t.is("]") || t.is("}")) {
+        const char* want = t.is(")") ? "(" : t.is("]") ? "[" : "{";
+        if (open.empty() || !open.back()->is(want))
+          ts_.fail(t, "unbalanced " + t.describe() + " in the kernel of HostUnit" + std::to_string(unit.id));
+        open.pop_back();
+      }
+      seekPast(t);
+    }
+    const Token& close = ts_.peek();
+    std::string_view src = ts_.source();
+    size_t begin = lineStart(src, first.kind == TokenKind::kEnd ? close.offset : first.offset);
+    size_t end = lineStart(src, close.offset);
+    std::string text;
+    size_t pos = begin;
+    const size_t base = static_cast<size_t>(kernel.col - 1);
+    while (pos < end) {
+      size_t nl = src.find('\n', pos);
+      if (nl == std::string_view::npos || nl > end) nl = end;
+      std::string_view line = src.substr(pos, nl - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      size_t strip = 0;
+      while (strip < base && strip < line.size() && line[strip] == ' ') ++strip;
+      line.remove_prefix(strip);
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+      if (!line.empty()) text += std::string(line) + "\n";
+      pos = nl + 1;
+    }
+    ts_.expect("}", "to close the kernel ('} // %kernel')");
+    std::string trimmed = text;
+    trimmed.erase(std::remove_if(trimmed.begin(), trimmed.end(), [](char c) { return c == ' ' || c == '\n'; }),
+                  trimmed.end());
+    if (trimmed == "[...]" || trimmed == "...") {
+      unit.body = HostUnit::Body::kElided;
+    } else {
+      unit.body = HostUnit::Body::kOpaque;
+      unit.bodyText = std::move(text);
+    }
+  }
+
+  // Moves past `t` (the next token) without the checks of TokenStream::next: kernel text braid
+  // keeps verbatim may hold any character and any layout.
+  void seekPast(const Token& t) {
+    (void)t;
+    ts_.seek(ts_.position() + 1);
+  }
+
+  static size_t lineStart(std::string_view src, size_t offset) {
+    size_t nl = src.rfind('\n', offset == 0 ? 0 : offset - 1);
+    if (offset == 0) return 0;
+    return nl == std::string_view::npos ? 0 : nl + 1;
+  }
+
+  // ---------------------------------------------------------------- Index definitions
+
+  // `Index definitions:` then `  i84 = i82 % 8;` lines (NVFUSER_DUMP=host_ir(indices)).
+  void indexDefinitions() {
+    ts_.next();
+    ts_.next();
+    ts_.expect(":", "after 'Index definitions'");
+    std::map<std::string, SourceLoc> where;
+    while (ts_.peek().kind == TokenKind::kWord && ts_.peek(1).is("=")) {
+      const Token& name = ts_.peek();
+      ts_.beginStatement(name);
+      ts_.next();
+      ts_.next();
+      std::string n(name.text);
+      if (where.count(n)) ts_.fail(name, n + " is defined twice in the index definitions");
+      Scalar v = parseScalarExpr(ts_);
+      ts_.accept(";");
+      ts_.endStatement();
+      endOfStatement("the definition of " + n);
+      where.emplace(n, ts_.loc(name));
+      prog_.indexDefinitions().emplace_back(n, v);
+    }
+    // The definitions must not depend on themselves (nvFuser's are a DAG).
+    std::map<std::string, const Scalar*> defs;
+    for (const auto& [n, v] : prog_.indexDefinitions()) defs.emplace(n, &v);
+    std::map<std::string, int> state;  // 1: on the path, 2: done
+    std::vector<std::string> path;
+    std::function<void(const std::string&)> visit = [&](const std::string& n) {
+      int& s = state[n];
+      if (s == 2) return;
+      if (s == 1) {
+        std::string cycle;
+        auto it = std::find(path.begin(), path.end(), n);
+        for (; it != path.end(); ++it) cycle += *it + " -> ";
+        throw ParseError(where.at(n), n + " is defined in terms of itself (" + cycle + n + ")");
+      }
+      s = 1;
+      path.push_back(n);
+      for (const std::string& d : defs.at(n)->freeSymbols())
+        if (defs.count(d)) visit(d);
+      path.pop_back();
+      state[n] = 2;
+    };
+    for (const auto& [n, v] : prog_.indexDefinitions()) visit(n);
   }
 
   // ---------------------------------------------------------------- operands
@@ -676,10 +1162,13 @@ class Parser {
     }
   }
 
+  // The text of a value up to the next `,` or `)` at its nesting level, with the spacing it was
+  // written with inside a line (a line break between two of its tokens is dropped).
   std::string rawUntilCommaOrParen(std::string_view what) {
     const Token& first = ts_.peek();
     if (first.is(",") || first.is(")") || first.kind == TokenKind::kEnd) ts_.failExpected(what);
-    size_t begin = first.offset, end = first.end;
+    std::string out;
+    const Token* prev = nullptr;
     int depth = 0;
     while (true) {
       const Token& t = ts_.peek();
@@ -687,10 +1176,16 @@ class Parser {
       if (depth == 0 && (t.is(",") || t.is(")"))) break;
       if (t.is("(") || t.is("[") || t.is("{")) ++depth;
       if (t.is(")") || t.is("]") || t.is("}")) --depth;
-      end = t.end;
+      if (prev) {
+        std::string_view gap = ts_.source().substr(prev->end, t.offset - prev->end);
+        if (gap.find('\n') == std::string_view::npos) out += gap;
+        else if (prev->kind == TokenKind::kWord && t.kind == TokenKind::kWord) out += " ";
+      }
+      out += t.text;
+      prev = &t;
       ts_.next();
     }
-    return std::string(ts_.source().substr(begin, end - begin));
+    return out;
   }
 
   bool boolean() {
@@ -713,6 +1208,21 @@ class Parser {
     auto b = parseCommBackend(std::string(v.text));
     if (!b) ts_.fail(v, "unknown backend " + v.describe() + " (expected NCCL, UCC or CUDA)");
     return *b;
+  }
+
+  // `(0 1 2 3)`: device ids, each once.
+  std::vector<int64_t> team() {
+    ts_.expect("(", "before the team list");
+    std::vector<int64_t> out;
+    while (ts_.peek().kind == TokenKind::kNumber) {
+      const Token& t = ts_.peek();
+      int64_t d = integer64("a device id");
+      if (std::find(out.begin(), out.end(), d) != out.end())
+        ts_.fail(t, "device " + std::to_string(d) + " appears twice in the team");
+      out.push_back(d);
+    }
+    ts_.expect(")", "after team list");
+    return out;
   }
 
   int toInt(const Token& t, std::string_view digits) {
@@ -780,25 +1290,6 @@ class Parser {
 
   // ---------------------------------------------------------------- tensors and domains
 
-  static std::optional<TensorName> parseTensorName(std::string_view w) {
-    if (w.size() < 2 || w[0] != 'T') return std::nullopt;
-    size_t i = 1;
-    while (i < w.size() && w[i] >= '0' && w[i] <= '9') ++i;
-    if (i == 1 || i - 1 > 9) return std::nullopt;
-    TensorName n;
-    n.name = std::stoi(std::string(w.substr(1, i - 1)));
-    if (i == w.size()) return n;
-    // `_<m>_<dtype>`
-    if (w.size() < i + 4 || w[i] != '_' || w[i + 2] != '_') return std::nullopt;
-    auto mem = parseMemoryTypeLetter(w.substr(i + 1, 1));
-    auto dt = parseDataType(w.substr(i + 3));
-    if (!mem || !dt) return std::nullopt;
-    n.hasType = true;
-    n.mem = *mem;
-    n.dtype = *dt;
-    return n;
-  }
-
   IdSpec idSpec() {
     const Token& t = ts_.peek();
     auto bad = [&](const std::string& why) {
@@ -811,13 +1302,16 @@ class Parser {
       case 'i': s.kind = IterType::kIteration; break;
       case 'r': s.kind = IterType::kReduction; break;
       case 'b': s.kind = IterType::kBroadcast; break;
-      default: bad("the kind must be i, r or b");
+      case '?': s.kind = IterType::kSymbolic; break;
+      default: bad("the kind must be i, r, b or ?");
     }
     std::string_view rest = w.substr(1);
+    // `Stream` (until April 2025), `StreamIdx` (until September 2025) and `streamIdx` (since) name
+    // the same parallel type.
     static const std::pair<std::string_view, ParallelType> kParallel[] = {
         {"StreamIdx", ParallelType::kStream},  {"streamIdx", ParallelType::kStream},
-        {"deviceIdx.x", ParallelType::kDIDx},  {"deviceIdx.y", ParallelType::kDIDy},
-        {"S", ParallelType::kSerial}};
+        {"Stream", ParallelType::kStream},     {"deviceIdx.x", ParallelType::kDIDx},
+        {"deviceIdx.y", ParallelType::kDIDy},  {"S", ParallelType::kSerial}};
     bool found = false;
     for (const auto& [name, p] : kParallel) {
       if (startsWith(rest, name) && isDigits(rest.substr(name.size()))) {
@@ -827,17 +1321,30 @@ class Parser {
         break;
       }
     }
-    if (!found) bad("unknown parallel type or missing id (expected S, StreamIdx, deviceIdx.x or deviceIdx.y, then a number)");
+    if (!found)
+      bad("unknown parallel type or missing id (expected S, streamIdx, StreamIdx, Stream, deviceIdx.x or "
+          "deviceIdx.y, then a number)");
     s.id = toInt(t, rest);
     ts_.next();
-    const Token& open = ts_.expect("{", "after the IterDomain name");
-    (void)open;
+    ts_.expect("{", "after the IterDomain name");
+    // `{extent}`, or `{start : extent}` / `{start : stop : extent}` for resized axes; an expanded
+    // broadcast adds ` ex <extent>`. braid keeps the extent.
     s.extent = parseScalarExpr(ts_);
+    for (int k = 0; k < 2 && ts_.accept(":"); ++k) s.extent = parseScalarExpr(ts_);
+    if (ts_.accept("ex")) parseScalarExpr(ts_);
     const Token& close = ts_.expect("}", "after the IterDomain extent");
-    const Token& rf = ts_.peek();
-    if (rf.is("rf") && TokenStream::adjacent(close, rf)) {
+    const Token& suffix = ts_.peek();
+    // `rf`, and nvFuser's padding (`_p`) and cluster (`_c`) marks, which braid does not keep.
+    if (suffix.kind == TokenKind::kWord && TokenStream::adjacent(close, suffix) &&
+        (startsWith(suffix.text, "rf") || startsWith(suffix.text, "_p") || startsWith(suffix.text, "_c"))) {
+      std::string_view marks = suffix.text;
+      if (startsWith(marks, "rf")) {
+        s.rf = true;
+        marks.remove_prefix(2);
+      }
+      while (startsWith(marks, "_p") || startsWith(marks, "_c")) marks.remove_prefix(2);
+      if (!marks.empty()) ts_.fail(suffix, "unexpected " + suffix.describe() + " after the IterDomain");
       ts_.next();
-      s.rf = true;
     }
     return s;
   }
@@ -869,12 +1376,19 @@ class Parser {
     ts_.expect("{", "after 'DeviceMesh'");
     std::vector<int64_t> devices;
     std::vector<int64_t> shape;
+    auto device = [&]() {
+      const Token& t = ts_.peek();
+      int64_t d = integer64("a device id");
+      if (std::find(devices.begin(), devices.end(), d) != devices.end())
+        ts_.fail(t, "device " + std::to_string(d) + " appears twice in the device mesh");
+      devices.push_back(d);
+    };
     if (ts_.peek().is("{")) {
       int64_t row_len = -1, rows = 0;
       while (ts_.accept("{")) {
         int64_t n = 0;
         while (ts_.peek().kind == TokenKind::kNumber) {
-          devices.push_back(integer64("a device id"));
+          device();
           ++n;
         }
         const Token& close = ts_.expect("}", "after a row of the device mesh");
@@ -884,7 +1398,7 @@ class Parser {
       }
       shape = {rows, row_len};
     } else {
-      while (ts_.peek().kind == TokenKind::kNumber) devices.push_back(integer64("a device id"));
+      while (ts_.peek().kind == TokenKind::kNumber) device();
       shape = {static_cast<int64_t>(devices.size())};
     }
     ts_.expect("}", "to close the device mesh");
@@ -893,16 +1407,44 @@ class Parser {
     return DeviceMesh(std::move(devices), std::move(shape));
   }
 
-  // A tensor: `T3_g_float[iS0{i0}, ...] (DeviceMesh{0 1})`, or the bare name of one seen before.
+  // nvFuser's scheduling annotations after a tensor's domain (`ca_pos( 2 )`, `produce_pos( 1 )`,
+  // `compute_with( T3, 1 )`, `maybe_produce_pos( 2 )`): they do not matter on the host.
+  void skipTensorAnnotations() {
+    while (true) {
+      const Token& t = ts_.peek();
+      if (!(t.is("ca_pos") || t.is("produce_pos") || t.is("compute_with") || t.is("maybe_produce_pos"))) return;
+      if (!ts_.peek(1).is("(")) return;
+      ts_.next();
+      ts_.next();
+      int depth = 1;
+      while (depth > 0) {
+        const Token& u = ts_.peek();
+        if (u.kind == TokenKind::kEnd) ts_.failExpected("')' to close " + t.describe());
+        if (u.is("(")) ++depth;
+        if (u.is(")")) --depth;
+        ts_.next();
+      }
+    }
+  }
+
+  // A tensor: `T3_g_float[iS0{i0}, ...] (DeviceMesh{0 1})`, `T3_g[ iS0{i0} ]` (no dtype), or the
+  // bare name of one seen before.
   TensorView* tensor(FusionScope& scope) {
     const Token& t = ts_.peek();
-    std::optional<TensorName> name;
-    if (t.kind == TokenKind::kWord) name = parseTensorName(t.text);
-    if (!name) ts_.failExpected("a tensor such as 'T0_g_float[iS0{i0}]'");
+    TensorName name;
+    NameCheck check = t.kind == TokenKind::kWord ? checkTensorName(t.text, &name) : NameCheck::kNotATensor;
+    if (check == NameCheck::kUnknownDtype)
+      ts_.fail(t, "tensor " + t.describe() + " has a data type braid does not know (it knows float, double, __half, "
+                  "__bfloat, int, int64_t and bool)");
+    if (check == NameCheck::kUnknownMemory)
+      ts_.fail(t, "tensor " + t.describe() + " has a memory type braid does not know (it knows g, l, s and sym)");
+    if (check != NameCheck::kTensor) ts_.failExpected("a tensor such as 'T0_g_float[iS0{i0}]'");
     ts_.next();
     std::optional<std::vector<IdSpec>> domain;
-    if (name->hasType && ts_.peek().is("[")) {
-      ts_.next();
+    if (name.hasMem && ts_.peek().is("[")) {
+      const Token& open = ts_.next();
+      // `[ iS0{4} ]`: the spacing of the printers before December 2024.
+      if (!TokenStream::adjacent(open, ts_.peek())) prog_.printedBeforeAllocate = true;
       domain.emplace();
       if (!ts_.peek().is("]")) {
         while (true) {
@@ -912,36 +1454,56 @@ class Parser {
       }
       ts_.expect("]", "to close the domain of " + t.describe());
     }
+    skipTensorAnnotations();
     std::optional<DeviceMesh> m;
     if (ts_.peek().is("(") && ts_.peek(1).is("DeviceMesh")) m = mesh();
-    auto it = scope.tensors.find(name->name);
+    auto it = scope.tensors.find(name.name);
     if (it != scope.tensors.end()) return it->second;
     if (!domain)
       ts_.fail(t, "tensor " + t.describe() + " is used before it is declared with its type and domain");
     std::vector<IterDomain*> ids;
     for (const IdSpec& s : *domain) ids.push_back(iterDomain(scope, s));
-    TensorView* tv = scope.fusion->newTensor(ids, name->dtype, name->mem, name->name);
+    TensorView* tv = scope.fusion->newTensor(ids, name.dtype, name.mem, name.name);
+    if (!name.hasType) {
+      tv->setDtypeKnown(false);
+      prog_.printedBeforeAllocate = true;
+    }
     if (m) tv->setDeviceMesh(*m);
-    scope.tensors.emplace(name->name, tv);
+    scope.tensors.emplace(name.name, tv);
     return tv;
   }
 
-  // Tensors separated by commas (a trailing comma allowed), up to `close` (not consumed).
-  std::vector<TensorView*> tensorList(FusionScope& scope, std::string_view close, std::string_view what) {
-    std::vector<TensorView*> out;
+  // Tensors and scalars separated by commas (a trailing comma allowed), up to `close` (not
+  // consumed). Scalars are recorded with their position in the list; without `scalars`, only
+  // tensors may appear (outputs).
+  void operandList(FusionScope& scope, std::string_view close, std::string_view what, std::vector<TensorView*>* tvs,
+                   std::vector<ScalarOperand>* scalars) {
+    size_t position = 0;
     while (!ts_.peek().is(close)) {
       if (ts_.atEnd()) ts_.failExpected("'" + std::string(close) + "' after the " + std::string(what));
-      out.push_back(tensor(scope));
+      const Token& t = ts_.peek();
+      if (t.kind == TokenKind::kWord && checkTensorName(t.text, nullptr) != NameCheck::kNotATensor) {
+        tvs->push_back(tensor(scope));
+      } else if (t.kind == TokenKind::kWord || t.kind == TokenKind::kNumber || t.is("-") || t.is("(") || t.is("!")) {
+        if (!scalars) {
+          std::string item(what);
+          if (item.size() > 1 && item.back() == 's') item.pop_back();
+          ts_.fail(t, "a " + item + " must be a tensor, found " + t.describe());
+        }
+        scalars->push_back(ScalarOperand{position, parseScalarExpr(ts_)});
+      } else {
+        ts_.failExpected("a tensor or a scalar in the " + std::string(what));
+      }
+      ++position;
       if (!ts_.accept(",")) break;
     }
-    return out;
   }
 
   TokenStream ts_;
   HostProgram prog_;
   FusionScope main_;
   std::set<int> comm_ids_;
-  std::vector<std::pair<int, Token>> post_refs_;
+  const Token* truncated_in_ = nullptr;  // the innermost FOR / IF / ELSE whose body the file ends in
 };
 
 }  // namespace
@@ -951,13 +1513,69 @@ HostProgram parseHostProgram(std::string_view text, const std::string& file) {
   return p.run();
 }
 
-HostProgram parseHostProgramFile(const std::string& path) {
+namespace {
+
+std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open host IR file '" + path + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw Error("cannot read host IR file '" + path + "'");
-  return parseHostProgram(ss.str(), path);
+  return ss.str();
+}
+
+// `Device ID = 12` alone on its line (any indentation): the device number, else -1.
+int64_t deviceIdLine(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::string device, id, eq, rest;
+  int64_t n = -1;
+  if (!(in >> device >> id >> eq >> n) || device != "Device" || id != "ID" || eq != "=" || n < 0) return -1;
+  if (in >> rest) return -1;
+  return n;
+}
+
+}  // namespace
+
+HostProgram parseHostProgramFile(const std::string& path) { return parseHostProgram(readFile(path), path); }
+
+std::vector<std::pair<int64_t, HostProgram>> parseDeviceDumps(std::string_view text, const std::string& file) {
+  struct Section {
+    int64_t device;
+    size_t begin;  // byte offset of the line after the marker
+    int line;      // its line number
+  };
+  std::vector<Section> sections;
+  std::vector<size_t> markers;
+  size_t pos = 0;
+  int line = 1;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? text.size() : nl;
+    int64_t d = deviceIdLine(text.substr(pos, end - pos));
+    if (d >= 0) {
+      for (const Section& s : sections)
+        if (s.device == d)
+          throw ParseError(SourceLoc{file, line, 1}, "device " + std::to_string(d) + " has two programs in this file");
+      markers.push_back(pos);
+      sections.push_back({d, nl == std::string_view::npos ? text.size() : nl + 1, line + 1});
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+    ++line;
+  }
+  std::vector<std::pair<int64_t, HostProgram>> out;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    size_t end = i + 1 < sections.size() ? markers[i + 1] : text.size();
+    // Blank lines in front keep the file's line numbers in locations.
+    std::string part(static_cast<size_t>(sections[i].line - 1), '\n');
+    part += text.substr(sections[i].begin, end - sections[i].begin);
+    out.emplace_back(sections[i].device, parseHostProgram(part, file));
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, HostProgram>> parseDeviceDumpsFile(const std::string& path) {
+  return parseDeviceDumps(readFile(path), path);
 }
 
 }  // namespace braid

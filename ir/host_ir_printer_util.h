@@ -14,7 +14,4 @@ namespace braid {
 // (out[i] has the extent of in[perm[i]]), when exactly one exists; empty otherwise.
 std::vector<int64_t> inferPermutation(const std::vector<IterDomain*>& in, const std::vector<IterDomain*>& out);
 
-// One fusion op in nvFuser's multi-line form (`T4...` / `   = Set( T3..., cache_op=Streaming )`).
-std::string printExprText(const Expr& e, int indent);
-
 }  // namespace braid

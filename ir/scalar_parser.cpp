@@ -1,6 +1,8 @@
 #include "ir/scalar_parser.h"
 
 #include <charconv>
+#include <optional>
+#include <vector>
 
 namespace braid {
 
@@ -93,8 +95,40 @@ class ScalarParser {
       ts_.expect(")", "after the operands of ceilDiv");
       return Scalar::binary(ScalarOp::kCeilDiv, a, b);
     }
+    if (t.kind == TokenKind::kWord && ts_.peek(1).is("(")) {
+      if (auto f = function(t.text)) return *f;
+    }
     if (t.kind == TokenKind::kWord && t.text.front() != '%') return Scalar::symbol(std::string(ts_.next().text));
     ts_.failExpected("a scalar expression");
+  }
+
+  // The functions nvFuser prints in extents and index definitions, written with braid's integer
+  // operators (booleans are 0 and 1): where(c, a, b) = c * a + (1 - c) * b, fmax(a, b) =
+  // where(a >= b, a, b), abs(a) = where(a < 0, 0 - a, a). Other names are not functions here.
+  std::optional<Scalar> function(std::string_view name) {
+    int arity = 0;
+    if (name == "fmax" || name == "fmin" || name == "max" || name == "min") arity = 2;
+    else if (name == "where") arity = 3;
+    else if (name == "abs") arity = 1;
+    else return std::nullopt;
+    const Token& fn = ts_.next();
+    ts_.next();  // (
+    std::vector<Scalar> args;
+    for (int i = 0; i < arity; ++i) {
+      if (i) ts_.expect(",", "between the operands of " + std::string(fn.text));
+      args.push_back(expr());
+    }
+    ts_.expect(")", "after the operands of " + std::string(fn.text));
+    auto where = [](const Scalar& c, const Scalar& a, const Scalar& b) {
+      return Scalar::binary(ScalarOp::kAdd, Scalar::binary(ScalarOp::kMul, c, a),
+                            Scalar::binary(ScalarOp::kMul, Scalar::binary(ScalarOp::kSub, Scalar(1), c), b));
+    };
+    if (name == "where") return where(args[0], args[1], args[2]);
+    if (name == "abs")
+      return where(Scalar::binary(ScalarOp::kLt, args[0], Scalar(0)), Scalar::binary(ScalarOp::kSub, Scalar(0), args[0]),
+                   args[0]);
+    bool is_max = name == "fmax" || name == "max";
+    return where(Scalar::binary(is_max ? ScalarOp::kGe : ScalarOp::kLe, args[0], args[1]), args[0], args[1]);
   }
 
   TokenStream& ts_;

@@ -1,7 +1,9 @@
 // Reading scalar expressions as the host IR text writes them (Scalar::str()): integers, symbols
 // (`i0`, `StreamIdx`, `deviceIdx.x`, `numberOfStreams`, `rank`), `+ - * / %`, `ceilDiv(a, b)`,
 // comparisons, `&& || !` and parentheses. The tree is kept as written (Scalar::binary, no
-// simplification), so printing it back gives the same text.
+// simplification), so printing it back gives the same text. nvFuser's `where`, `fmax`, `fmin`,
+// `max`, `min` and `abs` (in the extents of sliced axes) are read as the equivalent arithmetic,
+// which braid prints instead.
 #pragma once
 
 #include <string>

@@ -164,7 +164,9 @@ TensorView* TensorView::setAllocationDomain(std::vector<IterDomain*> allocation)
 }
 
 std::string TensorView::nameStr() const {
-  return "T" + std::to_string(name_) + "_" + std::string(memoryTypeLetter(mem_)) + "_" + std::string(dataTypeName(dtype_));
+  std::string s = "T" + std::to_string(name_) + "_" + std::string(memoryTypeLetter(mem_));
+  if (dtype_known_) s += "_" + std::string(dataTypeName(dtype_));
+  return s;
 }
 
 std::string TensorView::str() const {

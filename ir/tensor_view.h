@@ -30,6 +30,10 @@ class TensorView {
   MemoryType memoryType() const { return mem_; }
   void setMemoryType(MemoryType m) { mem_ = m; }
   void setDtype(DataType t) { dtype_ = t; }
+  // False for a tensor read from a dump that does not print dtypes (nvFuser before September
+  // 2024: `T0_g[...]`); dtype() is then a stand-in (kFloat) and nameStr() leaves it out.
+  bool dtypeKnown() const { return dtype_known_; }
+  void setDtypeKnown(bool known) { dtype_known_ = known; }
 
   const std::vector<IterDomain*>& logical() const { return logical_; }
   const std::vector<IterDomain*>& loop() const { return loop_; }
@@ -86,7 +90,7 @@ class TensorView {
   // and cover every non-reduction logical axis. An empty vector resets it to the logical domain.
   TensorView* setAllocationDomain(std::vector<IterDomain*> allocation);
 
-  // `T7_g___bfloat`.
+  // `T7_g___bfloat` (`T7_g` when the dtype is not known).
   std::string nameStr() const;
   // `T7_g___bfloat[istreamIdx20{3}, iS21{( ceilDiv(i0, 3) )}] (DeviceMesh{0 1})`: the loop domain,
   // and the mesh when it has one.
@@ -103,6 +107,7 @@ class TensorView {
   int name_;
   DataType dtype_;
   MemoryType mem_;
+  bool dtype_known_ = true;
   std::vector<IterDomain*> logical_;
   std::vector<IterDomain*> loop_;
   std::vector<IterDomain*> allocation_;

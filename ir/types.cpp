@@ -45,6 +45,7 @@ std::string_view memoryTypeLetter(MemoryType t) {
     case MemoryType::kGlobal: return "g";
     case MemoryType::kLocal: return "l";
     case MemoryType::kShared: return "s";
+    case MemoryType::kSymmetric: return "sym";
   }
   return "?";
 }
@@ -54,6 +55,7 @@ std::string_view memoryTypeName(MemoryType t) {
     case MemoryType::kGlobal: return "global";
     case MemoryType::kLocal: return "local";
     case MemoryType::kShared: return "shared";
+    case MemoryType::kSymmetric: return "symmetric";
   }
   return "?";
 }
@@ -62,13 +64,15 @@ std::optional<MemoryType> parseMemoryTypeLetter(std::string_view s) {
   if (s == "g") return MemoryType::kGlobal;
   if (s == "l") return MemoryType::kLocal;
   if (s == "s") return MemoryType::kShared;
+  if (s == "sym") return MemoryType::kSymmetric;
   return std::nullopt;
 }
 
 std::optional<MemoryType> parseMemoryTypeName(std::string_view s) {
   if (s == "global") return MemoryType::kGlobal;
-  if (s == "local") return MemoryType::kLocal;
+  if (s == "local" || s == "register") return MemoryType::kLocal;
   if (s == "shared") return MemoryType::kShared;
+  if (s == "symmetric") return MemoryType::kSymmetric;
   return std::nullopt;
 }
 
@@ -77,6 +81,7 @@ std::string_view iterTypeLetter(IterType t) {
     case IterType::kIteration: return "i";
     case IterType::kReduction: return "r";
     case IterType::kBroadcast: return "b";
+    case IterType::kSymbolic: return "?";
   }
   return "?";
 }

@@ -9,8 +9,12 @@
 namespace braid {
 
 enum class DataType { kFloat, kDouble, kHalf, kBFloat16, kInt32, kInt64, kBool };
-enum class MemoryType { kGlobal, kLocal, kShared };
-enum class IterType { kIteration, kReduction, kBroadcast };
+// kSymmetric: nvFuser's symmetric memory (`_sym`), allocated at the same offset on every rank of
+// a team, which SymmetricContiguousView turns into one view across ranks.
+enum class MemoryType { kGlobal, kLocal, kShared, kSymmetric };
+// kSymbolic: an axis whose kind nvFuser has not resolved yet (`?`), e.g. the output of a slice
+// with symbolic bounds; braid treats it as an iteration axis.
+enum class IterType { kIteration, kReduction, kBroadcast, kSymbolic };
 enum class ParallelType { kSerial, kStream, kDIDx, kDIDy };
 
 // "float", "double", "__half", "__bfloat", "int", "int64_t", "bool".
@@ -18,13 +22,14 @@ std::string_view dataTypeName(DataType t);
 std::optional<DataType> parseDataType(std::string_view s);
 int64_t dataTypeSize(DataType t);  // bytes per element
 
-// Tensor-name letter ("g", "l", "s") and the long form in ALLOCATE ("global", "local", "shared").
+// Tensor-name letter ("g", "l", "s", "sym") and the long form in ALLOCATE ("global", "local",
+// "shared", "symmetric"; nvFuser spells local memory "register", which is read as local).
 std::string_view memoryTypeLetter(MemoryType t);
 std::string_view memoryTypeName(MemoryType t);
 std::optional<MemoryType> parseMemoryTypeLetter(std::string_view s);
 std::optional<MemoryType> parseMemoryTypeName(std::string_view s);
 
-// "i", "r", "b".
+// "i", "r", "b", "?".
 std::string_view iterTypeLetter(IterType t);
 // "S", "StreamIdx", "deviceIdx.x", "deviceIdx.y" (the printer's canonical spellings; the parser
 // also accepts "streamIdx").

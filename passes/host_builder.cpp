@@ -158,28 +158,6 @@ HostUnit buildHostUnit(int id, const std::vector<const Expr*>& exprs,
   return unit;
 }
 
-std::vector<TensorView*> stmtTensors(const Stmt& s) {
-  switch (s.kind()) {
-    case StmtKind::kAllocate: return {s.as<Allocate>()->tv};
-    case StmtKind::kDeallocate: return {s.as<Deallocate>()->tv};
-    case StmtKind::kAliasSelect: return {s.as<AliasSelect>()->in, s.as<AliasSelect>()->out};
-    case StmtKind::kShardByStream: return {s.as<ShardByStream>()->in, s.as<ShardByStream>()->out};
-    case StmtKind::kHostOp: {
-      std::vector<TensorView*> v = s.as<HostOp>()->op->inputs();
-      for (TensorView* o : s.as<HostOp>()->op->outputs()) v.push_back(o);
-      return v;
-    }
-    case StmtKind::kPostOnStream: {
-      std::vector<TensorView*> v = s.as<PostOnStream>()->inputs;
-      for (TensorView* o : s.as<PostOnStream>()->outputs) v.push_back(o);
-      return v;
-    }
-    case StmtKind::kCommunication: return {s.as<Communication>()->input, s.as<Communication>()->output};
-    case StmtKind::kP2PCommunication: return {s.as<P2PCommunication>()->buffer};
-    default: return {};
-  }
-}
-
 std::vector<TensorView*> stmtWrites(const Stmt& s) {
   switch (s.kind()) {
     case StmtKind::kHostOp: return s.as<HostOp>()->op->outputs();

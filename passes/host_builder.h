@@ -47,8 +47,8 @@ HostUnit buildHostUnit(int id, const std::vector<const Expr*>& exprs,
                        const std::function<TensorView*(const TensorView*)>& boundary,
                        const std::function<int(const TensorView*)>& internal_drop);
 
-// The tensors a statement reads or writes directly (not those of nested bodies).
-std::vector<TensorView*> stmtTensors(const Stmt& s);
+// The tensors a statement writes directly (not those of nested bodies). The tensors it names are
+// ir's stmtTensors (ir/host_ir.h).
 std::vector<TensorView*> stmtWrites(const Stmt& s);
 
 // The buffer a tensor names: itself, or the base of the view chain it belongs to.

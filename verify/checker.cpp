@@ -22,6 +22,12 @@ int64_t VerifyResult::warnings() const {
   return n;
 }
 
+int64_t VerifyResult::notes() const {
+  int64_t n = 0;
+  for (const auto& f : findings) n += f.severity == Severity::kNote ? 1 : 0;
+  return n;
+}
+
 bool VerifyResult::has(FindingKind k) const {
   return std::any_of(findings.begin(), findings.end(), [k](const Finding& f) { return f.kind == k; });
 }
@@ -214,16 +220,24 @@ VerifyResult checkEventGraph(const sem::EventGraph& g, const VerifyOptions& o) {
 
 VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
   std::set<std::string> unbound = sem::unboundSymbols(p, o.bindings);
+  for (const auto& [rank, prog] : o.rankPrograms)
+    if (prog)
+      for (const auto& n : sem::unboundSymbols(*prog, o.bindings)) unbound.insert(n);
   if (!unbound.empty()) {
     std::string names;
     for (const auto& n : unbound) names += (names.empty() ? "" : ", ") + n;
+    std::string hint;
+    if (p.indexDefinitions().empty())
+      hint = " (an index nvFuser computes, such as a peer or a slice index, is defined in the 'Index "
+             "definitions' section that NVFUSER_DUMP=host_ir(indices) prints after the dump)";
     throw Error("the program's sizes depend on unbound symbol(s): " + names +
-                "; bind each with --bind NAME=VALUE (the check is exact for the values given)");
+                "; bind each with --bind NAME=VALUE (the check is exact for the values given)" + hint);
   }
   sem::SemanticsOptions so;
   so.bindings = o.bindings;
   so.numRanks = o.ranks;
   so.numberOfStreams = o.streams;
+  so.rankPrograms = o.rankPrograms;
   sem::EventGraph g = sem::buildEventGraph(p, so);
   VerifyResult res = checkEventGraph(g, o);
   res.program = p.sourceName;
@@ -274,7 +288,7 @@ std::string formatReport(const VerifyResult& r) {
   os << " (" << r.events << " events on " << r.streamCount << " streams)\n";
   for (const auto& f : r.findings) {
     os << "\n"
-       << (f.severity == Severity::kError ? "error" : "warning") << "[" << findingKindName(f.kind) << "]: " << f.summary
+       << sem::severityName(f.severity) << "[" << findingKindName(f.kind) << "]: " << f.summary
        << "\n";
     for (const auto& s : f.sites) os << siteLine(s);
     for (const auto& e : f.explanation) os << "  " << e << "\n";
@@ -299,6 +313,7 @@ std::string formatReport(const VerifyResult& r) {
   } else {
     os << r.errors() << " error(s), " << r.warnings() << " warning(s)";
   }
+  if (r.notes() > 0) os << "; " << r.notes() << " note(s) on what braid assumed";
   os << "\n";
   return os.str();
 }
@@ -315,6 +330,7 @@ std::string formatJson(const VerifyResult& r, int indent) {
   j["streams"] = r.streamCount;
   j["errors"] = r.errors();
   j["warnings"] = r.warnings();
+  j["notes"] = r.notes();
   j["ok"] = r.ok();
   j["suppressed"] = r.suppressed;
   j["halted_ranks"] = r.haltedRanks;
@@ -322,7 +338,7 @@ std::string formatJson(const VerifyResult& r, int indent) {
   for (const auto& f : r.findings) {
     json jf;
     jf["kind"] = findingKindName(f.kind);
-    jf["severity"] = f.severity == Severity::kError ? "error" : "warning";
+    jf["severity"] = sem::severityName(f.severity);
     jf["summary"] = f.summary;
     jf["occurrences"] = f.occurrences;
     jf["explanation"] = f.explanation;

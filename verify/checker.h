@@ -3,6 +3,7 @@
 // under DESIGN.md's semantics, and every violation of the checked properties is found.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct VerifyOptions {
   int64_t streams = 4;  // numberOfStreams
   bool parallelismWarnings = true;
   size_t maxFindingsPerKind = 20;  // further distinct findings of a kind are counted, not listed
+  // One program per rank (sem::SemanticsOptions::rankPrograms); the program given to verifyProgram
+  // runs on the ranks without one.
+  std::map<int64_t, const HostProgram*> rankPrograms;
 };
 
 struct VerifyResult {
@@ -36,6 +40,7 @@ struct VerifyResult {
 
   int64_t errors() const;
   int64_t warnings() const;
+  int64_t notes() const;  // what braid assumed (a kernel not printed, a dtype not printed)
   bool ok() const { return errors() == 0; }
   bool has(FindingKind k) const;
 };

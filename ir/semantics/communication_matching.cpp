@@ -3,6 +3,8 @@
 // to d on a backend pairs with the k-th receive on d from s on that backend. Matched operations
 // must agree on type, root, reduction, dtype and counts, and come from one statement (SPMD).
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <set>
 
 #include "ir/semantics/communication_rules.h"
@@ -115,8 +117,9 @@ void Interpreter::matchCommunications() {
           break;
         }
         // One statement: the same Communication (by its id: a dump prints the same IR node in each
-        // branch that posts it, and per-rank programs are printed apart).
-        if (ca.id != cb.id) {
+        // branch that posts it). Per-rank programs are printed apart and number their statements
+        // apart: there, ranks match by order alone.
+        if (ca.id != cb.id && &programOf(a.rank) == &programOf(b.rank)) {
           issueAt(FindingKind::kMismatchedStatements, evs.front(), eid,
                   "collective #" + std::to_string(k + 1) + " on " + key + " matches " + stmtSummary(*a.stmt) +
                       " (" + lineOf(a.stmt) + ") on rank " + std::to_string(a.rank) + " with " +
@@ -135,21 +138,22 @@ void Interpreter::matchCommunications() {
     }
   }
 
-  // P2P: the k-th send from s to d pairs with the k-th receive on d from s, on one backend.
+  // P2P: the k-th send from s to d pairs with the k-th receive on d from s, on one communicator
+  // (the world communicator of a backend, or a CollectivePermute's team).
   struct Side {
     int32_t event;
     size_t op;
   };
-  using Key = std::tuple<int64_t, int64_t, CommBackend>;
+  using Key = std::tuple<int64_t, int64_t, std::string>;
   std::map<Key, std::vector<Side>> sends, recvs;
   for (int32_t e : p2pEvents_) {
     const Event& x = ev(e);
     for (size_t i = 0; i < x.p2p.size(); ++i) {
       const P2POp& op = x.p2p[i];
       if (op.type == P2PType::kSend) {
-        sends[{x.rank, op.peer, op.backend}].push_back({e, i});
+        sends[{x.rank, op.peer, x.communicator}].push_back({e, i});
       } else {
-        recvs[{op.peer, x.rank, op.backend}].push_back({e, i});
+        recvs[{op.peer, x.rank, x.communicator}].push_back({e, i});
       }
     }
   }
@@ -166,7 +170,7 @@ void Interpreter::matchCommunications() {
   for (const auto& key : keys) {
     auto& s = sends[key];
     auto& r = recvs[key];
-    auto [from, to, backend] = key;
+    auto [from, to, communicator] = key;
     size_t n = std::max(s.size(), r.size());
     for (size_t k = 0; k < n; ++k) {
       if (k >= s.size() || k >= r.size()) {
@@ -178,7 +182,7 @@ void Interpreter::matchCommunications() {
                               : "rank " + std::to_string(peer) + " posts only " +
                                     std::to_string(is_send ? r.size() : s.size()) +
                                     (is_send ? " receive(s) from " : " send(s) to ") + "rank " +
-                                    std::to_string(ev(lone.event).rank) + " on " + commBackendName(backend) +
+                                    std::to_string(ev(lone.event).rank) + " on " + communicator +
                                     "; this is #" + std::to_string(k + 1);
         issueAt(FindingKind::kP2PUnpaired, lone.event, -1,
                 describeOp(lone) + " has no matching " + (is_send ? "receive" : "send") + ": " + why);
@@ -201,6 +205,69 @@ void Interpreter::matchCommunications() {
       ev(r[k].event).pairGroups.push_back(grp.id);
       g_.groups.push_back(std::move(grp));
     }
+  }
+}
+
+void Interpreter::matchRendezvous() {
+  std::set<int64_t> ran(g_.ranks.begin(), g_.ranks.end());
+  auto issueAt = [&](int64_t rank, const Stmt* stmt, const std::vector<LoopIndex>& loops, std::string msg) {
+    Issue i;
+    i.kind = FindingKind::kHostRendezvousMismatch;
+    i.rank = static_cast<int32_t>(rank);
+    i.stmt = stmt;
+    i.loops = loops;
+    i.message = std::move(msg);
+    g_.issues.push_back(std::move(i));
+  };
+  // Each exchange needs its peer's exchange of the other side: the sender's handle for (s -> d)
+  // with the receiver's for (s -> d), k-th with k-th (nvFuser's TCP store keys).
+  std::map<std::tuple<int64_t, int64_t>, std::vector<const HandleExchange*>> sends, recvs;
+  for (const HandleExchange& x : exchanges_) {
+    if (x.type == P2PType::kSend) sends[{x.rank, x.peer}].push_back(&x);
+    else recvs[{x.peer, x.rank}].push_back(&x);
+  }
+  std::set<std::tuple<int64_t, int64_t>> pairs;
+  for (const auto& [k, v] : sends) pairs.insert(k);
+  for (const auto& [k, v] : recvs) pairs.insert(k);
+  for (const auto& key : pairs) {
+    auto& s = sends[key];
+    auto& r = recvs[key];
+    auto [from, to] = key;
+    for (size_t k = std::min(s.size(), r.size()); k < std::max(s.size(), r.size()); ++k) {
+      bool lone_send = k < s.size();
+      const HandleExchange& x = lone_send ? *s[k] : *r[k];
+      int64_t peer = lone_send ? to : from;
+      if (!ran.count(peer)) continue;
+      issueAt(x.rank, x.stmt, x.loops,
+              "exchanges the IPC handle of its " + std::string(lone_send ? "send" : "receive") + " buffer with rank " +
+                  std::to_string(peer) + ", which exchanges " +
+                  std::to_string(lone_send ? r.size() : s.size()) + " handle(s) of the other side with rank " +
+                  std::to_string(x.rank) + "; this is #" + std::to_string(k + 1) +
+                  ": rank " + std::to_string(x.rank) + " blocks waiting for its peer's handle forever");
+    }
+  }
+  // The k-th barrier of every rank is one rendezvous.
+  size_t most = 0, least = SIZE_MAX;
+  for (int64_t r : g_.ranks) {
+    size_t n = barriers_[r].size();
+    most = std::max(most, n);
+    least = std::min(least, n);
+  }
+  for (size_t k = 0; k < most; ++k) {
+    HostRendezvous h;
+    h.id = static_cast<int32_t>(g_.rendezvous.size());
+    h.what = "ShareMemHandles barrier #" + std::to_string(k + 1);
+    for (int64_t r : g_.ranks)
+      if (k < barriers_[r].size()) h.members.push_back(barriers_[r][k]);
+    if (k >= least) {
+      for (const auto& a : h.members)
+        issueAt(a.rank, a.stmt, a.loops,
+                "reaches ShareMemHandles' barrier #" + std::to_string(k + 1) +
+                    ", which some rank never reaches (it exchanges fewer new handles): the barrier over all ranks "
+                    "blocks forever");
+      continue;
+    }
+    g_.rendezvous.push_back(std::move(h));
   }
 }
 

@@ -20,7 +20,11 @@ int32_t Interpreter::post(const std::string& communicator, EventKind kind, const
 
 void Interpreter::runCommunication(const Communication& c) {
   int64_t rank = st_->rank;
-  if (!postsCommunication(c, rank)) return;  // not a member: nothing is posted here
+  if (!postsCommunication(c, rank)) {
+    // Not a member: nvFuser posts a null work, which a Wait for it skips.
+    st_->posted[c.id] = -2;
+    return;
+  }
   int64_t root = -1;
   if (c.root) {
     root = evalScalar(*c.root, c);
@@ -43,7 +47,10 @@ void Interpreter::runCommunication(const Communication& c) {
     roles.writesOutput = false;
   std::optional<Region> in, out;
   if (roles.readsInput) in = need(c.input, c, "communication input");
-  if (roles.writesOutput) out = need(c.output, c, "communication output");
+  if (roles.writesOutput) {
+    executorAllocated(c.output, c);
+    out = need(c.output, c, "communication output");
+  }
 
   std::string key = communicatorName(c.backend, c.team);
   teams_[key] = c.team;
@@ -78,6 +85,20 @@ void Interpreter::runCommunication(const Communication& c) {
   st_->posted[c.id] = id;
 }
 
+// The executor of 2024 (MultiDeviceExecutor::runWithInput) allocated the output of every
+// communication whose mesh includes the device before running the program, which printed no
+// ALLOCATE for it.
+void Interpreter::executorAllocated(const TensorView* tv, const Stmt& s) {
+  if (!prog_->printedBeforeAllocate || !tv || st_->bound.count(tv) || st_->deallocated.count(tv)) return;
+  if (tv->hasDeviceMesh() && !tv->deviceMesh()->has(st_->rank)) return;
+  int32_t b = newBuffer(tv, bufferShape(*tv, st_->env), nullptr);
+  g_.buffers[static_cast<size_t>(b)].isInput = true;  // the executor's, not the program's to free
+  bind(tv, Region::contiguous(b, g_.buffers[static_cast<size_t>(b)].shape), &s);
+  note(FindingKind::kExecutorAllocated, &s,
+       "receives into " + tv->nameStr() + ", which the program does not allocate: nvFuser's executor of 2024 " +
+           "allocated communication outputs before running the program, and braid does the same");
+}
+
 void Interpreter::runP2P(const P2PCommunication& c) {
   Region r = need(c.buffer, c, c.type == P2PType::kSend ? "send buffer" : "receive buffer");
   if (!r.isContiguous())
@@ -109,6 +130,96 @@ void Interpreter::runP2P(const P2PCommunication& c) {
   x.dtype = op.dtype;
   p2pEvents_.push_back(id);
   st_->posted[c.id] = id;
+}
+
+// nvFuser's CollectivePermute: on the communicator of its team, a coalesced send of `input` to the
+// member at team position `sendPeer` and receive into `output` from the member at `recvPeer` (the
+// peers are positions in the team, as postSingleCommunication takes them); a local copy on the
+// current stream when both are the rank itself.
+void Interpreter::runCollectivePermute(const CollectivePermute& c) {
+  auto me = std::find(c.team.begin(), c.team.end(), st_->rank);
+  if (me == c.team.end()) {
+    st_->posted[c.id] = -2;
+    return;
+  }
+  const int64_t n = static_cast<int64_t>(c.team.size());
+  const int64_t mine = me - c.team.begin();
+  int64_t send = evalScalar(c.sendPeer, c);
+  int64_t recv = evalScalar(c.recvPeer, c);
+  for (auto [what, v] : {std::pair<const char*, int64_t>{"send", send}, {"receive", recv}}) {
+    if (v < 0 || v >= n)
+      halt(FindingKind::kBadPeer, &c,
+           std::string("has ") + what + " peer " + std::to_string(v) + ", which is not a position in its team of " +
+               std::to_string(n) + " (CollectivePermute's peers are positions in the team)");
+  }
+  Region in = need(c.input, c, "send buffer");
+  Region out = need(c.output, c, "receive buffer");
+  if (in.numel() != out.numel())
+    issue(FindingKind::kCommunicationSize, &c,
+          "sends " + std::to_string(in.numel()) + " elements of " + c.input->nameStr() + " but receives " +
+              std::to_string(out.numel()) + " into " + c.output->nameStr() +
+              " (a CollectivePermute moves buffers of one size)");
+  if (send == mine && recv == mine) {
+    int32_t id = enqueue(EventKind::kCopy, &c, "CollectivePermute local copy");
+    ev(id).reads.push_back({in, c.input});
+    ev(id).writes.push_back({out, c.output});
+    ev(id).bytesRead = bytesOf(in, c.input);
+    ev(id).bytesWritten = bytesOf(out, c.output);
+    st_->posted[c.id] = -2;
+    return;
+  }
+  for (auto [r, tv] : {std::pair<const Region*, const TensorView*>{&in, c.input}, {&out, c.output}})
+    if (!r->isContiguous())
+      issue(FindingKind::kNonContiguousComm, &c, "buffer " + tv->nameStr() + " is a non-contiguous view (" + r->str() + ")");
+  P2POp s_op;
+  s_op.type = P2PType::kSend;
+  s_op.peer = c.team[static_cast<size_t>(send)];
+  s_op.count = in.numel();
+  s_op.dtype = c.input->dtype();
+  s_op.bytes = bytesOf(in, c.input);
+  s_op.backend = c.backend;
+  s_op.stmt = &c;
+  P2POp r_op = s_op;
+  r_op.type = P2PType::kRecv;
+  r_op.peer = c.team[static_cast<size_t>(recv)];
+  r_op.count = out.numel();
+  r_op.dtype = c.output->dtype();
+  r_op.bytes = bytesOf(out, c.output);
+  int32_t id = post(communicatorName(c.backend, c.team), EventKind::kP2P, &c, "CollectivePermute");
+  Event& x = ev(id);
+  x.p2p = {s_op, r_op};
+  x.reads.push_back({in, c.input});
+  x.writes.push_back({out, c.output});
+  x.bytesRead = s_op.bytes;
+  x.bytesWritten = r_op.bytes;
+  x.messageBytes = std::max(s_op.bytes, r_op.bytes);
+  x.dtype = s_op.dtype;
+  p2pEvents_.push_back(id);
+  st_->posted[c.id] = id;
+}
+
+// nvFuser's ShareMemHandles (the CUDA p2p backend): for each communication, the rank publishes the
+// IPC handle of its buffer and blocks until its peer's handle arrives, then all ranks meet at a
+// barrier. Host-side only: no stream work. Handles are cached per communication, peer and buffer,
+// and a call that finds all of them cached exchanges nothing and skips the barrier.
+void Interpreter::runShareMemHandles(const ShareMemHandles& s) {
+  bool fresh = false;
+  for (const P2PCommunication& c : s.communications) {
+    int64_t peer = evalScalar(c.peer, s);
+    if (peer == st_->rank)
+      halt(FindingKind::kBadPeer, &s,
+           "exchanges the handle of " + (c.buffer ? c.buffer->nameStr() : std::string("?")) +
+               " with the rank itself (peer " + c.peer.str() + " = " + std::to_string(peer) +
+               "): nvFuser refuses a send to self");
+    if (peer < 0 || peer >= g_.numRanks)
+      halt(FindingKind::kBadPeer, &s,
+           "exchanges a handle with rank " + std::to_string(peer) + ", outside 0.." + std::to_string(g_.numRanks - 1));
+    Region r = need(c.buffer, s, "buffer to share");
+    if (!st_->ipcHandles.insert({c.id, peer, r.buffer, r.offset, r.numel()}).second) continue;
+    fresh = true;
+    exchanges_.push_back({st_->rank, peer, c.type, &s, st_->loops});
+  }
+  if (fresh) barriers_[st_->rank].push_back({static_cast<int32_t>(st_->rank), st_->issue, &s, st_->loops});
 }
 
 void Interpreter::runStartCoalescing(const StartCoalescing& s) {

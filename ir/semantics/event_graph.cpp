@@ -186,6 +186,50 @@ std::string stmtSummary(const Stmt& s) {
     case StmtKind::kWait:
       os << "Wait Communication " << s.as<Wait>()->id;
       break;
+    case StmtKind::kLaunchKernel: {
+      const auto* k = s.as<LaunchKernel>();
+      os << "LaunchKernel";
+      if (k->groupId) os << " group " << *k->groupId;
+      os << " (";
+      for (size_t i = 0; i < k->inputs.size(); ++i) os << (i ? ", " : "") << tvName(k->inputs[i]);
+      os << " -> ";
+      for (size_t i = 0; i < k->outputs.size(); ++i) os << (i ? ", " : "") << tvName(k->outputs[i]);
+      os << ")";
+      break;
+    }
+    case StmtKind::kShareMemHandles: {
+      os << "ShareMemHandles (";
+      const auto& cs = s.as<ShareMemHandles>()->communications;
+      for (size_t i = 0; i < cs.size(); ++i)
+        os << (i ? ", " : "") << (cs[i].type == P2PType::kSend ? "send " : "recv ") << tvName(cs[i].buffer) << " peer "
+           << cs[i].peer.str();
+      os << ")";
+      break;
+    }
+    case StmtKind::kCollectivePermute: {
+      const auto* c = s.as<CollectivePermute>();
+      os << "CollectivePermute " << c->id << " (" << tvName(c->input) << " -> " << tvName(c->output) << ", send to "
+         << c->sendPeer.str() << ", receive from " << c->recvPeer.str() << ")";
+      break;
+    }
+    case StmtKind::kSymmetricContiguousView: {
+      const auto* v = s.as<SymmetricContiguousView>();
+      os << tvName(v->out) << " = SymmetricContiguousView(" << tvName(v->in) << ")";
+      break;
+    }
+    case StmtKind::kSelect: {
+      const auto* a = s.as<Select>();
+      os << tvName(a->out) << " = select(" << tvName(a->in) << ", index = " << a->index.str() << ")";
+      break;
+    }
+    case StmtKind::kSlice: {
+      const auto* a = s.as<Slice>();
+      os << tvName(a->out) << " = slice(" << tvName(a->in) << ")";
+      break;
+    }
+    case StmtKind::kScalarAssign:
+      os << s.as<ScalarAssign>()->name << " = " << s.as<ScalarAssign>()->value.str();
+      break;
   }
   return os.str();
 }

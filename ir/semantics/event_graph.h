@@ -195,6 +195,22 @@ struct LoopRun {
   std::vector<Iteration> iterations;
 };
 
+// A host-side rendezvous: ShareMemHandles' barrier, which the host threads of every rank reach
+// together (nvFuser's Communicator::barrier after the IPC handle exchange). It orders no device
+// work: streams keep running; it holds back what each host issues after it, which the simulator
+// times.
+struct HostRendezvous {
+  struct Arrival {
+    int32_t rank = 0;
+    int64_t issue = 0;  // host issue index on that rank: the statement's position
+    const Stmt* stmt = nullptr;
+    std::vector<LoopIndex> loops;
+  };
+  int32_t id = 0;
+  std::string what;  // "ShareMemHandles barrier #2"
+  std::vector<Arrival> members;
+};
+
 struct EventGraph {
   int64_t numRanks = 1;
   int64_t numberOfStreams = 4;
@@ -206,6 +222,7 @@ struct EventGraph {
   std::vector<BufferInfo> buffers;
   std::vector<Issue> issues;
   std::vector<LoopRun> loops;
+  std::vector<HostRendezvous> rendezvous;
   std::vector<int32_t> entryEvent;  // per position in `ranks`
   std::vector<int32_t> exitEvent;
   // Ranks whose host thread stopped at a statement that cannot run (an issue such as a view out of

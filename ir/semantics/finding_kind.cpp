@@ -42,18 +42,42 @@ const char* findingKindName(FindingKind k) {
       return "mismatched-statements";
     case FindingKind::kP2PUnpaired:
       return "p2p-unpaired";
+    case FindingKind::kBadPeer:
+      return "bad-peer";
+    case FindingKind::kHostRendezvousMismatch:
+      return "host-rendezvous-mismatch";
     case FindingKind::kWaitWithoutPost:
       return "wait-without-post";
     case FindingKind::kShapeMismatch:
       return "shape-mismatch";
     case FindingKind::kLostParallelism:
       return "lost-parallelism";
+    case FindingKind::kOpaqueKernel:
+      return "opaque-kernel";
+    case FindingKind::kUnprintedDtype:
+      return "unprinted-dtype";
+    case FindingKind::kCrossRankView:
+      return "cross-rank-view";
+    case FindingKind::kExecutorAllocated:
+      return "executor-allocated";
   }
   return "?";
 }
 
 Severity severityOf(FindingKind k) {
+  if (k == FindingKind::kOpaqueKernel || k == FindingKind::kUnprintedDtype || k == FindingKind::kCrossRankView ||
+      k == FindingKind::kExecutorAllocated)
+    return Severity::kNote;
   return k == FindingKind::kLostParallelism || k == FindingKind::kShapeMismatch ? Severity::kWarning : Severity::kError;
+}
+
+const char* severityName(Severity s) {
+  switch (s) {
+    case Severity::kError: return "error";
+    case Severity::kWarning: return "warning";
+    case Severity::kNote: return "note";
+  }
+  return "?";
 }
 
 const char* findingHeadline(FindingKind k) {
@@ -96,12 +120,24 @@ const char* findingHeadline(FindingKind k) {
       return "operations matched across ranks come from different statements";
     case FindingKind::kP2PUnpaired:
       return "send/recv without a matching peer operation";
+    case FindingKind::kBadPeer:
+      return "send/recv peer outside its team";
+    case FindingKind::kHostRendezvousMismatch:
+      return "ranks reach a host-side rendezvous a different number of times";
     case FindingKind::kWaitWithoutPost:
       return "Wait on a communication that was not posted";
     case FindingKind::kShapeMismatch:
       return "size mismatch";
     case FindingKind::kLostParallelism:
       return "stream loop iterations are serialized";
+    case FindingKind::kOpaqueKernel:
+      return "kernel treated as reading its inputs and writing its outputs whole";
+    case FindingKind::kUnprintedDtype:
+      return "dtype not printed: sizes assume 4-byte elements";
+    case FindingKind::kCrossRankView:
+      return "view of other ranks' memory, checked on this rank only";
+    case FindingKind::kExecutorAllocated:
+      return "communication output allocated by nvFuser's executor before the program";
   }
   return "?";
 }

@@ -27,15 +27,24 @@ enum class FindingKind {
   kCollectiveMismatch,      // members of a collective disagree, or a rank misses one
   kMismatchedStatements,    // operations matched across ranks come from different statements
   kP2PUnpaired,             // a send / recv without its peer's counterpart (on the same backend)
+  kBadPeer,                 // a P2P peer outside its team, or the rank itself where that is refused
+  kHostRendezvousMismatch,  // ShareMemHandles: ranks reach its barrier a different number of times
   kWaitWithoutPost,         // Wait on a communication the rank did not post
   // Warnings.
   kShapeMismatch,           // an op's preallocated output has another size than it produces
   kLostParallelism,         // a stream loop's iterations are serialized by its synchronization
+  // Notes: what the semantics assumed where the dump leaves something out.
+  kOpaqueKernel,            // a PostOnStream whose HostUnit is absent, elided or not modelled
+  kUnprintedDtype,          // a tensor whose dtype the dump does not print (sizes assume 4 bytes)
+  kCrossRankView,           // SymmetricContiguousView: memory of other ranks, checked on this rank only
+  kExecutorAllocated,       // a 2024 dump's communication output, allocated by the executor beforehand
 };
-enum class Severity { kError, kWarning };
+// Notes never fail a check: they say what braid assumed.
+enum class Severity { kError, kWarning, kNote };
 
 const char* findingKindName(FindingKind k);  // "race", "missing-wait", ...
 Severity severityOf(FindingKind k);
+const char* severityName(Severity s);  // "error", "warning", "note"
 // A one-line headline for a finding of this kind ("data race", "use after Deallocate").
 const char* findingHeadline(FindingKind k);
 

@@ -2,6 +2,8 @@
 // before running it. The interpreter itself: interpreter_internal.h.
 #include "ir/semantics/interpreter.h"
 
+#include <algorithm>
+
 #include "ir/semantics/interpreter_internal.h"
 
 namespace braid::sem {
@@ -22,6 +24,8 @@ int64_t ranksFromProgram(const HostProgram& p) {
   forEachStmt(p.body(), [&](const Stmt& s, int) {
     if (s.is<Communication>())
       for (int64_t d : s.as<Communication>()->team) most = std::max(most, d + 1);
+    if (s.is<CollectivePermute>())
+      for (int64_t d : s.as<CollectivePermute>()->team) most = std::max(most, d + 1);
   });
   return std::max<int64_t>(most, 1);
 }
@@ -66,10 +70,36 @@ std::set<std::string> unboundSymbols(const HostProgram& p, const Bindings& bindi
       case StmtKind::kP2PCommunication:
         collectSymbols(s.as<P2PCommunication>()->peer, used);
         break;
+      case StmtKind::kCollectivePermute:
+        collectSymbols(s.as<CollectivePermute>()->sendPeer, used);
+        collectSymbols(s.as<CollectivePermute>()->recvPeer, used);
+        break;
+      case StmtKind::kShareMemHandles:
+        for (const P2PCommunication& c : s.as<ShareMemHandles>()->communications) collectSymbols(c.peer, used);
+        break;
+      case StmtKind::kSelect:
+        collectSymbols(s.as<Select>()->index, used);
+        break;
+      case StmtKind::kSlice:
+        for (const SliceRange& r : s.as<Slice>()->ranges) {
+          collectSymbols(r.start, used);
+          collectSymbols(r.stop, used);
+          collectSymbols(r.step, used);
+        }
+        break;
+      case StmtKind::kScalarAssign:
+        loop_indices.insert(s.as<ScalarAssign>()->name);  // computed by the program
+        collectSymbols(s.as<ScalarAssign>()->value, used);
+        break;
       default:
         break;
     }
   });
+  // Index definitions: their names are computed, their free symbols needed.
+  for (const auto& [name, value] : p.indexDefinitions()) {
+    loop_indices.insert(name);
+    collectSymbols(value, used);
+  }
   std::set<std::string> out;
   for (const auto& n : used) {
     if (loop_indices.count(n) || bindings.count(n)) continue;
@@ -81,7 +111,12 @@ std::set<std::string> unboundSymbols(const HostProgram& p, const Bindings& bindi
 
 EventGraph buildEventGraph(const HostProgram& p, const SemanticsOptions& o) {
   EventGraph g;
-  g.numRanks = o.numRanks > 0 ? o.numRanks : ranksFromProgram(p);
+  g.numRanks = o.numRanks;
+  if (g.numRanks <= 0) {
+    g.numRanks = ranksFromProgram(p);
+    for (const auto& [rank, prog] : o.rankPrograms)
+      g.numRanks = std::max({g.numRanks, rank + 1, prog ? ranksFromProgram(*prog) : 1});
+  }
   g.numberOfStreams = o.numberOfStreams;
   if (auto it = o.bindings.find(kNumberOfStreams); it != o.bindings.end()) g.numberOfStreams = it->second;
   if (g.numberOfStreams <= 0) throw Error("numberOfStreams must be positive, got " + std::to_string(g.numberOfStreams));
@@ -95,11 +130,18 @@ EventGraph buildEventGraph(const HostProgram& p, const SemanticsOptions& o) {
   }
   g.entryEvent.assign(g.ranks.size(), -1);
   g.exitEvent.assign(g.ranks.size(), -1);
+  for (const auto& [rank, prog] : o.rankPrograms)
+    if (rank < 0 || rank >= g.numRanks)
+      throw Error("a program is given for rank " + std::to_string(rank) + ", outside 0.." +
+                  std::to_string(g.numRanks - 1));
   detail::Interpreter interp(p, o, g);
   for (size_t i = 0; i < g.ranks.size(); ++i) interp.runRank(g.ranks[i], i);
   // A halted rank stopped short of its later communications: matching them would only repeat
   // that one error as a cascade of mismatches.
-  if (!g.halted()) interp.matchCommunications();
+  if (!g.halted()) {
+    interp.matchCommunications();
+    interp.matchRendezvous();
+  }
   return g;
 }
 

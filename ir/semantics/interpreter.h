@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct SemanticsOptions {
   int64_t numRanks = 0;         // D; 0: from the program's meshes and teams (at least 1)
   int64_t numberOfStreams = 4;  // S, unless bindings has "numberOfStreams"
   std::vector<int64_t> ranks;   // ranks whose host threads run; empty: all of 0..D-1
+  // Per-rank programs (nvFuser lowers one program per device and prints each apart): rank r runs
+  // rankPrograms[r] instead of the program given to buildEventGraph. Communications match across
+  // them by communicator and order (their statements differ by construction).
+  std::map<int64_t, const HostProgram*> rankPrograms;
   // Safety limit on the number of events (a typo in a binding must not eat the machine).
   int64_t maxEvents = 20'000'000;
   // Called whenever a rank binds a tensor to a buffer or a view of one (statement null for the
@@ -29,7 +34,9 @@ struct SemanticsOptions {
 
 // Builds the event graph: runs the host threads, matches collectives and P2P across ranks,
 // adds per-communicator order. Throws Error for bad input (an unbound symbol, a malformed
-// statement); problems of the program under study become EventGraph::issues.
+// statement); problems of the program under study become EventGraph::issues, and what the
+// semantics assumed where a dump leaves something out (a HostUnit not printed, a dtype not
+// printed) issues of Severity::kNote.
 EventGraph buildEventGraph(const HostProgram& p, const SemanticsOptions& options);
 
 // The number of ranks the program's meshes and communication teams imply (max device + 1; 1 if

@@ -7,12 +7,15 @@
 
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/semantics/event_graph.h"
 #include "ir/semantics/interpreter.h"
+#include "ir/semantics/view_rules.h"
 
 namespace braid::sem::detail {
 
@@ -45,6 +48,20 @@ struct RankState {
   int64_t issue = 0;
   std::vector<LoopIndex> loops;
   std::vector<const ForLoop*> loopStmts;  // enclosing loops, outermost first
+  // Notes already recorded (one per statement).
+  std::set<const Stmt*> noted;
+  // IPC handles already exchanged (ShareMemHandles caches them by communication, peer and buffer).
+  std::set<std::tuple<int, int64_t, int32_t, int64_t, int64_t>> ipcHandles;
+};
+
+// One side of a ShareMemHandles exchange: `rank` publishes the handle of its buffer for a send to
+// (or a receive from) `peer` and takes the peer's.
+struct HandleExchange {
+  int64_t rank = 0;
+  int64_t peer = 0;
+  P2PType type = P2PType::kSend;
+  const Stmt* stmt = nullptr;
+  std::vector<LoopIndex> loops;
 };
 
 class Interpreter {
@@ -53,6 +70,8 @@ class Interpreter {
 
   void runRank(int64_t rank, size_t pos);
   void matchCommunications();
+  // ShareMemHandles: pairs the handle exchanges and forms the barriers (communication_matching.cpp).
+  void matchRendezvous();
 
  private:
   // ---- streams and events (statement_walk.cpp) ----
@@ -76,6 +95,13 @@ class Interpreter {
 
   // ---- scalars ----
   int64_t evalScalar(const Scalar& s, const Stmt& stmt);
+  // Binds the program's index definitions that the current scalars determine (and unbinds the
+  // others), after anything they may depend on changed.
+  void refreshDefinitions();
+
+  // ---- notes: what the semantics assumed (once per statement) ----
+  void note(FindingKind kind, const Stmt* stmt, std::string message);
+  void noteDtypes();
 
   // ---- buffers and bindings (statement_walk.cpp) ----
   int32_t newBuffer(const TensorView* tv, std::vector<int64_t> shape, const Stmt* stmt);
@@ -100,23 +126,48 @@ class Interpreter {
   void runShardByStream(const ShardByStream& a);
   void runHostOp(const HostOp& h);
   void runPostOnStream(const PostOnStream& k);
+  void runLaunchKernel(const LaunchKernel& k);
+  // A kernel: reads its inputs and writes its outputs whole on the current stream.
+  int32_t runKernel(const Stmt& s, const std::vector<TensorView*>& inputs, const std::vector<TensorView*>& outputs,
+                    bool outputsMustBeBound, std::string op);
+  void runSymmetricContiguousView(const SymmetricContiguousView& v);
+  void runSelect(const Select& s);
+  // Binds `out` to the view `rule` makes of `in` (halts the rank on a bad view).
+  template <class S>
+  void bindView(const S& s, const TensorView* in, const TensorView* out,
+                ViewRule (*rule)(const S&, const std::vector<int64_t>&, const Bindings&));
+  void runSlice(const Slice& s);
+  // A statement the mesh rule leaves out on this rank (mesh_rule.h).
+  void skip(const Stmt& s);
   void runSynchronize(const Synchronize& s);
   void runFor(const ForLoop& f);
   void runExit();
   // communication_walk.cpp
   void runCommunication(const Communication& c);
+  void executorAllocated(const TensorView* tv, const Stmt& s);
   void runP2P(const P2PCommunication& c);
   void runStartCoalescing(const StartCoalescing& s);
   void runEndCoalescing(const EndCoalescing& c);
   void runWait(const Wait& w);
+  void runCollectivePermute(const CollectivePermute& c);
+  void runShareMemHandles(const ShareMemHandles& s);
   // Enqueues a communication on its communicator's stream, ordered after the current stream's
   // work so far.
   int32_t post(const std::string& communicator, EventKind kind, const Stmt* stmt, std::string op);
+
+  // The program rank `rank` runs: its own (per-rank programs) or the shared one.
+  const HostProgram& programOf(int64_t rank) const;
 
   const HostProgram& p_;
   const SemanticsOptions& o_;
   EventGraph& g_;
   RankState* st_ = nullptr;
+  const HostProgram* prog_ = nullptr;  // the program the current rank runs
+  // Per program: its index definitions written in the symbols they finally depend on.
+  std::map<const HostProgram*, std::vector<std::pair<std::string, Scalar>>> definitions_;
+  std::vector<HandleExchange> exchanges_;
+  // rank -> its ShareMemHandles barriers in issue order
+  std::map<int64_t, std::vector<HostRendezvous::Arrival>> barriers_;
   std::vector<int32_t> refs_;
   // communicator -> rank -> its collectives in issue order
   std::map<std::string, std::map<int64_t, std::vector<int32_t>>> collectives_;

@@ -7,6 +7,7 @@
 
 #include "ir/semantics/buffer_rules.h"
 #include "ir/semantics/interpreter_internal.h"
+#include "ir/semantics/mesh_rule.h"
 #include "ir/semantics/shape_inference.h"
 #include "ir/semantics/view_rules.h"
 
@@ -98,6 +99,49 @@ void Interpreter::issue(FindingKind kind, const Stmt* stmt, std::string message,
 void Interpreter::halt(FindingKind kind, const Stmt* stmt, std::string message) {
   issue(kind, stmt, std::move(message));
   throw RankHalted{};
+}
+
+const HostProgram& Interpreter::programOf(int64_t rank) const {
+  auto it = o_.rankPrograms.find(rank);
+  return it != o_.rankPrograms.end() && it->second ? *it->second : p_;
+}
+
+void Interpreter::refreshDefinitions() {
+  auto [it, inserted] = definitions_.try_emplace(prog_);
+  if (inserted)
+    for (const auto& [name, value] : prog_->indexDefinitions())
+      it->second.emplace_back(name, prog_->expandIndexDefinitions(value));
+  // Written in undefined symbols only, so the order of evaluation does not matter.
+  for (const auto& [name, value] : it->second) {
+    if (auto v = value.tryEvaluate(st_->env)) {
+      st_->env[name] = *v;
+    } else {
+      st_->env.erase(name);
+    }
+  }
+}
+
+void Interpreter::note(FindingKind kind, const Stmt* stmt, std::string message) {
+  if (stmt && !st_->noted.insert(stmt).second) return;
+  issue(kind, stmt, std::move(message));
+}
+
+// One note per rank for all the tensors of its program whose dtype is not printed.
+void Interpreter::noteDtypes() {
+  std::set<std::string> names;
+  auto collect = [&](const Fusion& f) {
+    for (const TensorView* tv : f.tensors())
+      if (!tv->dtypeKnown()) names.insert(tv->nameStr());
+  };
+  collect(prog_->tensors());
+  for (const auto& [id, unit] : prog_->hostUnits())
+    if (unit.fusion) collect(*unit.fusion);
+  if (names.empty()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  issue(FindingKind::kUnprintedDtype, nullptr,
+        "the dump does not print dtypes (nvFuser's printer before September 2024): sizes in bytes assume "
+        "4-byte elements for " + list);
 }
 
 int64_t Interpreter::evalScalar(const Scalar& s, const Stmt& stmt) {
@@ -270,10 +314,13 @@ void Interpreter::runRank(int64_t rank, size_t pos) {
   state.env[kNumberOfStreams] = g_.numberOfStreams;
   state.defaultStream = newStream("default stream", StreamKind::kDefault);
   state.current = state.defaultStream;
+  prog_ = &programOf(rank);
+  refreshDefinitions();
+  noteDtypes();
 
   // Entry: the caller's inputs are ready on the default stream.
   int32_t entry = enqueue(EventKind::kEntry, nullptr, "program entry");
-  for (const TensorView* in : p_.inputs()) {
+  for (const TensorView* in : prog_->inputs()) {
     if (state.bound.count(in)) continue;
     int32_t b = newBuffer(in, bufferShape(*in, state.env), nullptr);
     g_.buffers[static_cast<size_t>(b)].isInput = true;
@@ -283,14 +330,14 @@ void Interpreter::runRank(int64_t rank, size_t pos) {
     ev(entry).writes.push_back({r, in});
     ev(entry).bytesWritten += bytesOf(r, in);
   }
-  for (const auto& [out, in] : p_.aliases()) {
+  for (const auto& [out, in] : prog_->aliases()) {
     auto it = state.bound.find(in);
     if (it != state.bound.end()) bind(out, it->second, nullptr);
   }
   g_.entryEvent[pos] = entry;
 
   try {
-    runScope(p_.body());
+    runScope(prog_->body());
     if (state.coalesceStart)
       halt(FindingKind::kUnclosedCoalescing, state.coalesceStart,
            "opens a group of sends and receives that no EndCoalescing closes before the program returns");
@@ -306,7 +353,7 @@ void Interpreter::runExit() {
   st_->current = st_->defaultStream;
   int32_t exit = enqueue(EventKind::kExit, nullptr, "program exit");
   g_.exitEvent[st_->pos] = exit;
-  for (const TensorView* out : p_.outputs()) {
+  for (const TensorView* out : prog_->outputs()) {
     // A rank outside the output's mesh owes nothing.
     if (out->hasDeviceMesh() && !out->deviceMesh()->has(st_->rank)) continue;
     auto it = st_->bound.find(out);
@@ -331,8 +378,19 @@ void Interpreter::runScope(const Scope& scope) {
   for (const auto& s : scope) runStmt(*s);
 }
 
+void Interpreter::skip(const Stmt& s) {
+  // nvFuser's program for this device has no such statement; a Wait for it finds nothing to wait
+  // for (as a Communication a rank is not a member of posts a null work that Wait skips).
+  int id = 0;
+  if (isWaitable(s, &id)) st_->posted[id] = -2;
+}
+
 void Interpreter::runStmt(const Stmt& s) {
   ++st_->issue;
+  if (!runsOnRank(s, st_->rank)) {
+    skip(s);
+    return;
+  }
   switch (s.kind()) {
     case StmtKind::kAllocate:
       runAllocate(*s.as<Allocate>());
@@ -386,6 +444,30 @@ void Interpreter::runStmt(const Stmt& s) {
     case StmtKind::kWait:
       runWait(*s.as<Wait>());
       break;
+    case StmtKind::kLaunchKernel:
+      runLaunchKernel(*s.as<LaunchKernel>());
+      break;
+    case StmtKind::kShareMemHandles:
+      runShareMemHandles(*s.as<ShareMemHandles>());
+      break;
+    case StmtKind::kCollectivePermute:
+      runCollectivePermute(*s.as<CollectivePermute>());
+      break;
+    case StmtKind::kSymmetricContiguousView:
+      runSymmetricContiguousView(*s.as<SymmetricContiguousView>());
+      break;
+    case StmtKind::kSelect:
+      runSelect(*s.as<Select>());
+      break;
+    case StmtKind::kSlice:
+      runSlice(*s.as<Slice>());
+      break;
+    case StmtKind::kScalarAssign: {
+      const auto* a = s.as<ScalarAssign>();
+      st_->env[a->name] = evalScalar(a->value, s);
+      refreshDefinitions();
+      break;
+    }
   }
 }
 
@@ -411,6 +493,7 @@ void Interpreter::runFor(const ForLoop& f) {
   st_->loopStmts.push_back(&f);
   for (int64_t i = begin; i < end; ++i) {
     st_->env[f.index] = i;
+    refreshDefinitions();
     st_->loops.push_back({f.index, i});
     LoopRun::Iteration it;
     it.value = i;
@@ -433,6 +516,7 @@ void Interpreter::runFor(const ForLoop& f) {
   } else {
     st_->env.erase(f.index);
   }
+  refreshDefinitions();
   g_.loops.push_back(std::move(run));
 }
 
@@ -463,19 +547,18 @@ void Interpreter::runDeallocate(const Deallocate& d) {
   if (buffer >= 0 && g_.buffers[static_cast<size_t>(buffer)].tensor == d.tv) freeBuffer(buffer, &d);
 }
 
-void Interpreter::runAliasSelect(const AliasSelect& a) {
-  Region in = need(a.in, a, "input");
-  ViewRule v = aliasSelectView(a, in.sizes, st_->env);
-  if (v.problem) halt(*v.problem, &a, v.message);
-  bind(a.out, applyView(in, v.steps), &a);
+template <class S>
+void Interpreter::bindView(const S& s, const TensorView* in_tv, const TensorView* out,
+                           ViewRule (*rule)(const S&, const std::vector<int64_t>&, const Bindings&)) {
+  Region in = need(in_tv, s, "input");
+  ViewRule v = rule(s, in.sizes, st_->env);
+  if (v.problem) halt(*v.problem, &s, v.message);
+  bind(out, applyView(in, v.steps), &s);
 }
 
-void Interpreter::runShardByStream(const ShardByStream& a) {
-  Region in = need(a.in, a, "input");
-  ViewRule v = shardByStreamView(a, in.sizes, st_->env);
-  if (v.problem) halt(*v.problem, &a, v.message);
-  bind(a.out, applyView(in, v.steps), &a);
-}
+void Interpreter::runAliasSelect(const AliasSelect& a) { bindView(a, a.in, a.out, aliasSelectView); }
+
+void Interpreter::runShardByStream(const ShardByStream& a) { bindView(a, a.in, a.out, shardByStreamView); }
 
 void Interpreter::runHostOp(const HostOp& h) {
   const Expr* e = h.op;
@@ -518,15 +601,20 @@ void Interpreter::runHostOp(const HostOp& h) {
   x.flops = copy ? 0 : res.flops;
 }
 
-void Interpreter::runPostOnStream(const PostOnStream& k) {
+int32_t Interpreter::runKernel(const Stmt& s, const std::vector<TensorView*>& inputs,
+                               const std::vector<TensorView*>& outputs, bool outputsMustBeBound, std::string op) {
   std::vector<std::pair<Region, const TensorView*>> ins;
-  for (const TensorView* tv : k.inputs) ins.emplace_back(need(tv, k, "kernel input"), tv);
+  for (const TensorView* tv : inputs) ins.emplace_back(need(tv, s, "kernel input"), tv);
   std::vector<std::pair<Region, const TensorView*>> outs;
-  for (const TensorView* tv : k.outputs) {
+  for (const TensorView* tv : outputs) {
     auto it = st_->bound.find(tv);
-    outs.emplace_back(it != st_->bound.end() ? it->second : outputRegion(tv, allocationShape(tv), &k), tv);
+    if (outputsMustBeBound || it != st_->bound.end()) {
+      outs.emplace_back(need(tv, s, "kernel output"), tv);
+    } else {
+      outs.emplace_back(outputRegion(tv, allocationShape(tv), &s), tv);
+    }
   }
-  int32_t id = enqueue(EventKind::kCompute, &k, "kernel HostUnit" + std::to_string(k.hostUnit));
+  int32_t id = enqueue(EventKind::kCompute, &s, std::move(op));
   Event& x = ev(id);
   for (auto& [r, tv] : ins) {
     x.reads.push_back({r, tv});
@@ -536,8 +624,60 @@ void Interpreter::runPostOnStream(const PostOnStream& k) {
     x.writes.push_back({r, tv});
     x.bytesWritten += bytesOf(r, tv);
   }
-  auto unit = p_.hostUnits().find(k.hostUnit);
-  if (unit != p_.hostUnits().end() && unit->second.fusion) x.flops = fusionFlops(*unit->second.fusion, st_->env);
+  return id;
 }
+
+void Interpreter::runPostOnStream(const PostOnStream& k) {
+  // A PostOnStream may preallocate all of its outputs or none: the kernel allocates the others.
+  int32_t id = runKernel(k, k.inputs, k.outputs, false, "kernel HostUnit" + std::to_string(k.hostUnit));
+  std::string unit_name = "HostUnit" + std::to_string(k.hostUnit);
+  const std::string whole = ": the kernel is treated as reading its inputs and writing its outputs whole";
+  auto unit = prog_->hostUnits().find(k.hostUnit);
+  if (unit == prog_->hostUnits().end()) {
+    note(FindingKind::kOpaqueKernel, &k, unit_name + " is not printed" + whole);
+  } else if (unit->second.body == HostUnit::Body::kElided) {
+    note(FindingKind::kOpaqueKernel, &k, unit_name + "'s kernel is elided ('[...]')" + whole);
+  } else if (unit->second.body == HostUnit::Body::kOpaque) {
+    note(FindingKind::kOpaqueKernel, &k, unit_name + "'s kernel uses operations braid does not model" + whole);
+  } else if (unit->second.fusion) {
+    ev(id).flops = fusionFlops(*unit->second.fusion, st_->env);
+  }
+}
+
+// nvFuser's LaunchKernel runs a kernel compiled ahead of the program; every output must already be
+// bound (the evaluator asserts it), so an unallocated output is an unbound tensor.
+void Interpreter::runLaunchKernel(const LaunchKernel& k) {
+  runKernel(k, k.inputs, k.outputs, true,
+            "kernel" + (k.groupId ? " group " + std::to_string(*k.groupId) : std::string()));
+}
+
+// One view across the ranks of `in`'s mesh of their symmetric buffers (a multicast / VA mapping):
+// memory of other ranks, which braid's per-rank buffers cannot alias. `out` names a buffer of its
+// own, ready at entry like the other ranks' shards, and the accesses through it are checked on this
+// rank only (a note says so).
+void Interpreter::runSymmetricContiguousView(const SymmetricContiguousView& v) {
+  if (v.in && v.in->memoryType() != MemoryType::kSymmetric)
+    throw Error(v.loc.str() + ": SymmetricContiguousView needs a symmetric input (`_sym`); " + v.in->nameStr() +
+                " is " + std::string(memoryTypeName(v.in->memoryType())));
+  need(v.in, v, "symmetric input");
+  if (!v.out) throw Error(v.loc.str() + ": SymmetricContiguousView without an output");
+  ShapeMode mode;
+  std::vector<int64_t> shape = bufferShape(*v.out, st_->env, mode);
+  int32_t b = newBuffer(v.out, shape, nullptr);
+  g_.buffers[static_cast<size_t>(b)].isInput = true;  // not the program's to free
+  Region r = Region::contiguous(b, shape);
+  int32_t entry = g_.entryEvent[st_->pos];
+  ev(entry).writes.push_back({r, v.out});
+  bind(v.out, r, &v);
+  std::string mesh = v.in->hasDeviceMesh() ? v.in->deviceMesh()->str() : std::string("its ranks");
+  note(FindingKind::kCrossRankView, &v,
+       "makes " + v.out->nameStr() + " a view of the symmetric buffers of " + v.in->nameStr() + " on every rank of " +
+           mesh + ": braid checks the accesses through it on this rank only, not against the other ranks' "
+           "writes to their shards");
+}
+
+void Interpreter::runSelect(const Select& a) { bindView(a, a.in, a.out, selectView); }
+
+void Interpreter::runSlice(const Slice& a) { bindView(a, a.in, a.out, sliceView); }
 
 }  // namespace braid::sem::detail

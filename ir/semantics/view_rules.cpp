@@ -49,14 +49,20 @@ int64_t product(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-ViewRule aliasSelectView(const AliasSelect& a, const std::vector<int64_t>& baseSizes, const Bindings& env) {
+namespace {
+
+// HirAliasSelect (`hir`: broadcast and size-1 axes take index 0, a reduction axis leaves the input
+// unchanged) and ATen's select (a negative index counts from the end).
+template <StmtKind K>
+ViewRule selectStmtView(const SelectStmt<K>& a, const std::vector<int64_t>& baseSizes, const Bindings& env, bool hir) {
+  const char* op = hir ? "HirAliasSelect" : "select";
   std::vector<IterDomain*> dom = bufferDomain(*a.in);
   auto pos = std::find(dom.begin(), dom.end(), a.axis);
   if (pos == dom.end() && a.axis)
     pos = std::find_if(dom.begin(), dom.end(), [&](const IterDomain* id) { return id->id() == a.axis->id(); });
-  if (pos == dom.end())
-    throw Error(a.loc.str() + ": HirAliasSelect axis " + (a.axis ? a.axis->str() : std::string("?")) +
-                " is not an axis of " + a.in->nameStr());
+  if (pos == dom.end() || (!hir && (*pos)->isReduction()))
+    throw Error(a.loc.str() + ": " + op + " axis " + (a.axis ? a.axis->str() : std::string("?")) +
+                " is not a dimension of " + a.in->nameStr());
   if ((*pos)->isReduction()) return {};  // not in the buffer: the input unchanged
   int dim = bufferDim(dom, static_cast<size_t>(pos - dom.begin()));
   if (dim >= static_cast<int>(baseSizes.size()))
@@ -64,13 +70,45 @@ ViewRule aliasSelectView(const AliasSelect& a, const std::vector<int64_t>& baseS
                                                     std::to_string(baseSizes.size()) + " dimensions; axis " +
                                                     (*pos)->str() + " would be dimension " + std::to_string(dim));
   int64_t size = baseSizes[static_cast<size_t>(dim)];
-  int64_t index = (*pos)->isBroadcast() || size == 1 ? 0 : evalAt(a.index, env, a);
-  if (index < 0 || index >= size)
+  int64_t index = hir && ((*pos)->isBroadcast() || size == 1) ? 0 : evalAt(a.index, env, a);
+  int64_t at = !hir && index < 0 ? index + size : index;
+  if (at < 0 || at >= size)
     return problem(FindingKind::kViewOutOfBounds, "selects index " + std::to_string(index) + " of " +
                                                       a.in->nameStr() + " along " + (*pos)->str() + ", which has " +
                                                       std::to_string(size) + " elements there");
   ViewRule r;
-  r.steps.push_back(step(ViewStep::Kind::kSelect, dim, index));
+  r.steps.push_back(step(ViewStep::Kind::kSelect, dim, at));
+  return r;
+}
+
+}  // namespace
+
+ViewRule aliasSelectView(const AliasSelect& a, const std::vector<int64_t>& baseSizes, const Bindings& env) {
+  return selectStmtView(a, baseSizes, env, /*hir=*/true);
+}
+
+ViewRule selectView(const Select& s, const std::vector<int64_t>& baseSizes, const Bindings& env) {
+  return selectStmtView(s, baseSizes, env, /*hir=*/false);
+}
+
+ViewRule sliceView(const Slice& s, const std::vector<int64_t>& baseSizes, const Bindings& env) {
+  if (s.ranges.size() != baseSizes.size())
+    throw Error(s.loc.str() + ": slice of " + s.in->nameStr() + " gives " + std::to_string(s.ranges.size()) +
+                " ranges for " + std::to_string(baseSizes.size()) + " dimensions");
+  ViewRule r;
+  for (size_t d = 0; d < s.ranges.size(); ++d) {
+    const SliceRange& range = s.ranges[d];
+    int64_t size = baseSizes[d];
+    int64_t step_by = evalAt(range.step, env, s);
+    if (step_by != 1)
+      throw Error(s.loc.str() + ": slice of " + s.in->nameStr() + " with step " + std::to_string(step_by) +
+                  " along dimension " + std::to_string(d) + ": braid models slices with step 1 only");
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
+    int64_t start = clamp(evalAt(range.start, env, s));
+    int64_t stop = clamp(evalAt(range.stop, env, s));
+    if (start == 0 && stop == size) continue;
+    r.steps.push_back(step(ViewStep::Kind::kNarrow, static_cast<int>(d), start, std::max<int64_t>(0, stop - start)));
+  }
   return r;
 }
 

@@ -49,6 +49,16 @@ ViewRule aliasSelectView(const AliasSelect& a, const std::vector<int64_t>& baseS
 // chunk keeps a size-1 Stream dimension so the view has the output's rank.
 ViewRule shardByStreamView(const ShardByStream& s, const std::vector<int64_t>& baseSizes, const Bindings& env);
 
+// `out = select(in, axis, index)` (nvFuser's SelectOp evaluated on the host: ATen's select): the
+// axis's buffer dimension disappears at the index (a negative index counts from the end); no
+// special cases for broadcast or reduction axes.
+ViewRule selectView(const Select& s, const std::vector<int64_t>& baseSizes, const Bindings& env);
+
+// `out = slice(in, { {start, stop, step} ... })`: one range per buffer dimension of `in`, read as
+// Python reads a slice (negative bounds count from the end, then clamp to [0, size]). braid
+// models step 1 only: another step is bad input (Error).
+ViewRule sliceView(const Slice& s, const std::vector<int64_t>& baseSizes, const Bindings& env);
+
 // The view an op with an unbound output makes of its first input (see makesView), given the
 // input's sizes, whether it is contiguous, and the output's buffer shape (for a reshape); nullopt
 // when it makes none (then it writes a new buffer).

@@ -1,5 +1,5 @@
-// End-to-end tests of `braid print`: canonical output, --json, --modern, and the exit codes and
-// messages for malformed and missing files.
+// End-to-end tests of `braid print`: today's form by default, --dialect, --json, and the exit
+// codes and messages for malformed and missing files.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,8 +26,9 @@ Result braid(const std::string& args) { return testing::runBraid(args); }
 std::string example(const char* name) { return std::string(BRAID_SOURCE_DIR) + "/examples/" + name; }
 
 TEST(CliPrint, CanonicalOutput) {
-  // This example is written in the canonical form, so printing gives it back byte for byte.
-  Result r = braid("print " + example("stream_set_serialized.hir"));
+  // This example is written in braid's "to Stream" form, so printing in that dialect gives it back
+  // byte for byte.
+  Result r = braid("print --dialect to-stream " + example("stream_set_serialized.hir"));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, slurpFile(example("stream_set_serialized.hir")));
   EXPECT_EQ(r.err, "");
@@ -38,7 +39,9 @@ TEST(CliPrint, OutputIsAFixedPoint) {
     SCOPED_TRACE(f);
     Result r = braid("print " + example(f));
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, print(parseHostProgramFile(example(f))));
+    PrintOptions today;
+    today.dialect = HostIrDialect::kModern;
+    EXPECT_EQ(r.out, print(parseHostProgramFile(example(f)), today));
     fs::path tmp = fs::temp_directory_path() / ("braid_cli_print_fixed_" + std::to_string(::getpid()) + ".hir");
     std::ofstream(tmp) << r.out;
     Result again = braid("print " + tmp.string());
@@ -47,12 +50,33 @@ TEST(CliPrint, OutputIsAFixedPoint) {
   }
 }
 
-TEST(CliPrint, ModernDialect) {
-  Result r = braid("print --modern " + example("stream_set_sync_loop.hir"));
-  ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("Stream 0 = GetCurrentStream()"));
-  EXPECT_THAT(r.out, HasSubstr("SetCurrentStream(Stream ( StreamIdx % numberOfStreams ))"));
-  EXPECT_THAT(r.out, HasSubstr("Synchronize(Stream 0)"));
+TEST(CliPrint, TodaysDialectByDefault) {
+  for (const char* flags : {"", "--modern ", "--dialect today "}) {
+    SCOPED_TRACE(flags);
+    Result r = braid(std::string("print ") + flags + example("stream_set_sync_loop.hir"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Stream 0 = GetCurrentStream()"));
+    EXPECT_THAT(r.out, HasSubstr("SetCurrentStream(Stream ( StreamIdx % numberOfStreams ))"));
+    EXPECT_THAT(r.out, HasSubstr("Synchronize(Stream 0)"));
+    EXPECT_THAT(r.out, HasSubstr("istreamIdx"));
+  }
+}
+
+TEST(CliPrint, EveryDialectReadsBack) {
+  std::string src = example("ag_p2p_matmul_4ranks.hir");
+  HostProgram original = parseHostProgramFile(src);
+  for (const char* d : {"today", "to-stream", "oldest"}) {
+    SCOPED_TRACE(d);
+    Result r = braid(std::string("print --dialect ") + d + " " + src);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::string why;
+    EXPECT_TRUE(structurallyEqual(original, parseHostProgram(r.out, d), &why)) << why;
+  }
+  Result oldest = braid("print --dialect oldest " + src);
+  EXPECT_THAT(oldest.out, HasSubstr("SetCurrentStream to Stream"));
+  EXPECT_THAT(oldest.out, HasSubstr("[ iStream"));
+  Result bad = braid("print --dialect 2023 " + src);
+  EXPECT_EQ(bad.rc, 2);
 }
 
 TEST(CliPrint, JsonParses) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -43,8 +44,6 @@ std::vector<BadInput> badInputs() {
        "inconsistent indentation"},
       {"left_of_body", H + "    StartCoalescing\n  StartCoalescing\n" + F, 3, 3, "left of the program body"},
       {"unknown_statement", H + "  Frobnicate 3\n" + F, 2, 3, "unknown statement 'Frobnicate'"},
-      {"unknown_host_unit", H + "  PostOnStream (HostUnit3, Inputs:{}, Outputs:{})\n" + F, 2, 17,
-       "HostUnit3, which the file does not define"},
       {"wait_unknown", H + "  Wait Communication 9\n" + F, 2, 22, "Wait for communication 9"},
       {"wait_before_definition", H + "  Wait(Communication 5)\n  EndCoalescing 5\n" + F, 2, 22, "Wait for communication 5"},
       {"team_list",
@@ -78,6 +77,60 @@ std::vector<BadInput> badInputs() {
        "same length"},
       {"number_out_of_range", H + "  EndCoalescing 99999999999\n" + F, 2, 17, "out of range"},
       {"bad_bool", H + "  T0_g_float = ALLOCATE(mem_type=global, zero_init=maybe)\n" + F, 2, 52, "expected 'true' or 'false'"},
+      // Dumps hard-wrapped by a web page: refused where the wrap is, never joined by guesswork.
+      {"wrapped_number_in_mesh", "%HostIrContainer { (T0_g_float[iS0{i0}] (DeviceMesh{0 1 2 1\n2 13})) -> () :\n" + F, 2, 1,
+       "'2' at the start of this line continues '1' at the end of line 1"},
+      {"wrapped_header", "%HostIrContainer { (T0_g_float[iS0{i0}],\nT1_g_float[iS1{i0}]) -> () :\n" + F, 2, 1,
+       "this line continues the statement that starts at line 1, column 1"},
+      {"wrapped_kernel_op",
+       H + "\nHostUnit0: Inputs={} -> Outputs={}\n%kernel {\nT1_l_float[iS4{i2}]\n= Set( T0_g_float, cache_op=Streaming )\n} // %kernel\n" + F,
+       6, 1, "this line continues the statement that starts at line 5, column 1"},
+      {"wrapped_name", H + "  SetCurrentStream to Stream ( StreamIdx % numberOf\nStreams )\n" + F, 3, 1,
+       "'Streams' at the start of this line continues 'numberOf' at the end of line 2"},
+      {"wrapped_in_share_mem_handles",
+       H + "  ShareMemHandles(P2PCommunication 3 (type=send, buffer=T0_g_float, peer=1,\nbackend=CUDA), \n" + F, 3, 1,
+       "this line continues the statement that starts at line 2, column 3"},
+      // Truncated dumps.
+      {"truncated_in_if", H + "  IF Manual ( rank == 0 ):\n    StartCoalescing\n", 4, 1,
+       "unexpected end of file inside the body of the 'IF' on line 2"},
+      {"truncated_host_unit_header", H + "\nHostUnit0: Inputs={T9_g_float[iS9{4}], } -> Outp", 3, 45,
+       "expected 'Outputs' after '->'"},
+      {"truncated_index_definitions", H + F + "\nIndex definitions:\n  i5 = i3 +", 5, 12, "expected a scalar expression"},
+      {"truncated_share_mem_handles", H + "  ShareMemHandles(P2PCommunication 3 (type=send, buffer=T0_g_float", 2, 67,
+       "expected ',' or ')' after the buffer of P2PCommunication"},
+      // The new statements, malformed.
+      {"index_definition_twice", H + F + "\nIndex definitions:\n  i5 = 3;\n  i5 = 4;\n", 6, 3,
+       "i5 is defined twice in the index definitions"},
+      {"index_definition_self", H + F + "\nIndex definitions:\n  i5 = i5 + 1;\n", 5, 3,
+       "i5 is defined in terms of itself (i5 -> i5)"},
+      {"mesh_device_twice", "%HostIrContainer { (T0_g_float[iS0{i0}] (DeviceMesh{0 1 1})) -> () :\n" + F, 1, 57,
+       "device 1 appears twice in the device mesh"},
+      {"team_device_twice", H + "  CollectivePermute 4 (team=(0 1 0), send_peer=1, recv_peer=1, input=T0_g_float, output=T0_g_float)\n" + F,
+       2, 34, "device 0 appears twice in the team"},
+      {"collective_permute_no_peer", H + "  CollectivePermute 4 (team=(0 1), input=T0_g_float, output=T0_g_float)\n" + F, 3, 1,
+       "CollectivePermute 4 needs 'send_peer=', 'recv_peer=', 'input=' and 'output='"},
+      {"unknown_dtype", H + "  T4_g___e4m3[iS5{4}] = ALLOCATE(mem_type=global, zero_init=false)\n" + F, 2, 3,
+       "tensor 'T4_g___e4m3' has a data type braid does not know"},
+      {"unknown_memory", H + "  T4_q_float[iS5{4}] = ALLOCATE(mem_type=global, zero_init=false)\n" + F, 2, 3,
+       "tensor 'T4_q_float' has a memory type braid does not know"},
+      {"moe_dispatch", H + "  MoeDispatch(T0_g_float)\n" + F, 2, 3, "MoeDispatch"},
+      {"launch_kernel_scalar_output", H + "  LaunchKernel(Inputs: {T0_g_float, }, Outputs: {i3, })\n" + F, 2, 50,
+       "a LaunchKernel output must be a tensor, found 'i3'"},
+      {"launch_kernel_no_outputs", H + "  LaunchKernel(\n    Group ID: 0,\n    Inputs: {T0_g_float},\n  )\n" + F, 5, 3,
+       "expected 'Outputs' in LaunchKernel, found ')'"},
+      {"alias_allocate", H + "  T0_g_float = ALLOCATE(buffer=T0_g_float, mem_type=global, size=4, zero_init=false, resets_to_zero=false)\n      .alias=T0_g_float\n" + F,
+       3, 7, "an ALLOCATE that aliases another buffer ('.alias=') is not supported"},
+      {"scalar_statement_without_value", H + "  i45 = ;\n" + F, 2, 9, "expected a scalar expression"},
+      {"unbalanced_opaque_kernel",
+       H + "\nHostUnit0: Inputs={} -> Outputs={}\n%kernel {\nb3 = ( i1 < 2;\n} // %kernel\n" + F, 6, 1,
+       "unbalanced '}' in the kernel of HostUnit0"},
+      {"slice_without_ranges", H + "  T4_l_float[iS5{4}]\n     = slice( T0_g_float, {0, 4, 1} )\n" + F, 3, 28,
+       "expected '}' after the slice ranges"},
+      {"select_axis_not_in_input", H + "  T4_l_float[iS5{4}]\n     = select( T0_g_float, axis = iS9{4}, index = 0 )\n" + F, 3, 35,
+       "axis iS9{4} is not an axis of"},
+      {"elision_in_kernel_position_without_header", H + "\n...\nStartCoalescing\n" + F, 4, 1, "expected '}' to close the program"},
+      {"statement_after_non_joinable", H + "  Synchronize(Stream 0) StartCoalescing\n" + F, 2, 25,
+       "expected the end of the line after 'Synchronize'"},
   };
 }
 
@@ -134,7 +187,9 @@ TEST(HostIrErrors, DeepNestingIsAnErrorNotACrash) {
 std::vector<std::string> exampleTexts() {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
-  for (const auto& dir : {fs::path(BRAID_SOURCE_DIR) / "examples", fs::path(BRAID_TEST_DATA_DIR) / "ir" / "data" / "hostir_md"}) {
+  const fs::path data = fs::path(BRAID_TEST_DATA_DIR) / "ir" / "data";
+  for (const auto& dir : {fs::path(BRAID_SOURCE_DIR) / "examples", data / "hostir_md", data / "dialects" / "oldest",
+                          data / "dialects" / "to_stream", data / "dialects" / "today"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".hir") continue;
       std::ifstream in(e.path());
@@ -158,6 +213,46 @@ void parseOrParseError(const std::string& text) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "not a ParseError: " << e.what() << "\ninput:\n" << text;
   }
+}
+
+// A web page that wraps long lines at a fixed width breaks them anywhere, inside a word or
+// between two. Every such dump is refused with a message that says it looks hard-wrapped, on a
+// line the wrap made, unless the wrap changed nothing a reader could misread (a lone closing
+// parenthesis at the statement's column), in which case it reads as the original program.
+TEST(HostIrErrors, FixedWidthWrapsAreRefusedWhereTheyAre) {
+  int refused = 0, harmless = 0;
+  for (const std::string& text : exampleTexts()) {
+    HostProgram original = parseHostProgram(text, "original.hir");
+    for (size_t width : {60, 72, 80, 100, 120}) {
+      std::string wrapped;
+      std::set<int> made;  // lines that the wrap created
+      int line = 1;
+      std::istringstream in(text);
+      for (std::string l; std::getline(in, l);) {
+        while (l.size() > width) {
+          wrapped += l.substr(0, width) + "\n";
+          l = l.substr(width);
+          made.insert(++line);
+        }
+        wrapped += l + "\n";
+        ++line;
+      }
+      if (made.empty()) continue;
+      SCOPED_TRACE("width " + std::to_string(width) + ":\n" + wrapped);
+      try {
+        HostProgram p = parseHostProgram(wrapped, "wrapped.hir");
+        std::string why;
+        EXPECT_TRUE(structurallyEqual(original, p, &why)) << why;
+        ++harmless;
+      } catch (const ParseError& e) {
+        EXPECT_THAT(e.message(), HasSubstr("hard-wrapped"));
+        EXPECT_TRUE(made.count(e.loc().line)) << e.what();
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 50);
+  EXPECT_LT(harmless, refused / 10 + 1);
 }
 
 TEST(HostIrErrors, FuzzTruncations) {

@@ -125,8 +125,9 @@ TEST(HostIrText, StreamStatementsBothDialects) {
                                "    SetCurrentStream to Stream ( StreamIdx % numberOfStreams )\n"
                                "    Synchronize Stream 0\n" +
                   sel_text + "    Deallocate " + T2 + "\n" + kFooter);
+  const std::string T1today = "T1_g_float[istreamIdx2{i0}, iS3{i2}]";  // today's spelling of Stream
   checkGolden(b.p,
-              header(T0, T1) + "  FOR StreamIdx in iStreamIdx2{i0}:\n    Stream 0 = GetCurrentStream()\n"
+              header(T0, T1today) + "  FOR StreamIdx in istreamIdx2{i0}:\n    Stream 0 = GetCurrentStream()\n"
                                "    SetCurrentStream(Stream ( StreamIdx % numberOfStreams ))\n"
                                "    Synchronize(Stream 0)\n" +
                   sel_text + "    Deallocate {\n      " + T2 + "\n    }\n" + kFooter,
