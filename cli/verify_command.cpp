@@ -1,6 +1,9 @@
-// `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--json]`: the exact
-// bounded checker. Exit 0 when the program is correct for those bindings, 1 when a bug is
-// found (warnings alone do not fail), 2 on bad input.
+// `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--mode M] [--json]`.
+// Bounded mode is exact for the bindings given; parametric mode (Z3) proves the properties for
+// every value of the sizes left symbolic and of numberOfStreams, or finds a counterexample that
+// the bounded checker confirms. --mode auto (the default) picks parametric when symbols stay
+// unbound, bounded otherwise. Exit 0 correct / proven, 1 a bug was found, 2 bad input,
+// 4 inconclusive (parametric: unknown, timeout, unsupported construct, unconfirmed candidate).
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +13,7 @@
 #include "passes/lower.h"
 #include "passes/workload.h"
 #include "verify/checker.h"
+#include "verify/parametric/program_check.h"
 
 namespace braid::cli {
 namespace {
@@ -20,6 +24,9 @@ struct VerifyArgs {
   int64_t ranks = 0;
   bool json = false;
   bool noWarnings = false;
+  std::string mode = "auto";
+  int64_t maxStreams = 8;
+  double timeout = 4;
   WorkloadFlags flags;
 };
 
@@ -31,7 +38,8 @@ WorkloadParams verifyDefaults() {
   return p;
 }
 
-HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks) {
+HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
+  *workload = false;
   if (std::filesystem::exists(a.target)) return parseHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
@@ -46,6 +54,7 @@ HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks) {
   assignPrintedLocations(p, a.target + ".hir");
   p.sourceName = a.target + " (lowered)";
   *ranks = w.params.devices;
+  *workload = true;
   return p;
 }
 
@@ -56,6 +65,11 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("target", args->target, "host IR file, or a workload name (see `braid lower --list`)")->required();
       sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
       sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
+      sub.add_option("--mode", args->mode,
+                     "auto (parametric when sizes stay unbound, else bounded), bounded, or parametric (Z3)");
+      sub.add_option("--max-streams", args->maxStreams,
+                     "parametric: the bound of the per-numberOfStreams fallback (default 8)");
+      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)");
       sub.add_flag("--json", args->json, "print the findings as JSON");
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
       addWorkloadFlags(sub, args->flags, verifyDefaults());
@@ -63,24 +77,40 @@ BRAID_REGISTER_COMMAND(Command{
         const WorkloadFlags& f = args->flags;
         if (f.has(f.streams) && f.streams <= 0) throw Error("--streams must be positive");
         if (args->ranks < 0) throw Error("--ranks must be positive");
-        verify::VerifyOptions o;
-        o.bindings = parseBindings(args->binds);
-        o.streams = f.has(f.streams) ? f.streams : 4;
-        o.parallelismWarnings = !args->noWarnings;
+        if (args->maxStreams < 1) throw Error("--max-streams must be positive");
+        if (args->timeout <= 0) throw Error("--timeout must be positive");
+        auto mode = verify::parseVerifyMode(args->mode);
+        if (!mode) throw Error("--mode must be auto, bounded or parametric, got '" + args->mode + "'");
+        verify::CheckOptions o;
+        o.mode = *mode;
+        o.bounded.bindings = parseBindings(args->binds);
+        o.bounded.streams = f.has(f.streams) ? f.streams : 4;
+        o.bounded.parallelismWarnings = !args->noWarnings;
         int64_t ranks = args->ranks;
-        HostProgram p = loadTarget(*args, &ranks);
+        bool workload = false;
+        HostProgram p = loadTarget(*args, &ranks, &workload);
         if (p.sourceName.empty()) p.sourceName = args->target;
-        o.ranks = ranks;
-        verify::VerifyResult r = verify::verifyProgram(p, o);
+        o.bounded.ranks = ranks;
+        // For a workload, --streams is its chunk count; the parametric proof covers every
+        // numberOfStreams. For a file, --streams (or --bind numberOfStreams=S) fixes it.
+        if (!workload && f.has(f.streams)) o.parametric.streams = f.streams;
+        if (auto it = o.bounded.bindings.find(kNumberOfStreams); it != o.bounded.bindings.end())
+          o.parametric.streams = it->second;
+        o.parametric.maxStreams = args->maxStreams;
+        o.parametric.timeoutMs = static_cast<unsigned>(args->timeout * 1000);
+        if (verify::chooseMode(p, o) == verify::VerifyMode::kParametric && !verify::parametricAvailable())
+          throw Error("braid was built without Z3 (BRAID_WITH_Z3=OFF): parametric mode is unavailable");
+        verify::ProgramCheck c = verify::checkProgram(p, o);
         if (args->json) {
-          std::cout << verify::formatJson(r) << "\n";
+          std::cout << (c.bounded ? verify::formatJson(*c.bounded) : verify::formatParametricJson(*c.parametric)) << "\n";
         } else {
-          std::cout << verify::formatReport(r);
+          std::cout << c.report;
         }
-        return r.ok() ? 0 : 1;
+        return c.exitCode;
       };
     },
-    "check a host program's synchronization, aliasing and collectives (exact for given sizes)"});
+    "check a host program's synchronization, aliasing and collectives (exact for given sizes, or proved for all "
+    "sizes with Z3)"});
 
 }  // namespace
 }  // namespace braid::cli
