@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
+#include "ir/scalar_parser.h"
 #include "passes/lower.h"
 #include "passes/workload.h"
 #include "verify/checker.h"
@@ -21,6 +22,7 @@ namespace {
 struct VerifyArgs {
   std::string target;
   std::vector<std::string> binds;
+  std::vector<std::string> assumptions;
   int64_t ranks = 0;
   bool json = false;
   bool noWarnings = false;
@@ -67,6 +69,9 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
       sub.add_option("--mode", args->mode,
                      "auto (parametric when sizes stay unbound, else bounded), bounded, or parametric (Z3)");
+      sub.add_option("--assume", args->assumptions,
+                     "parametric: a condition on the extents to assume, e.g. 'i0 % 16 == 0' (repeatable; stated in "
+                     "the verdict)");
       sub.add_option("--max-streams", args->maxStreams,
                      "parametric: the bound of the per-numberOfStreams fallback (default 8)");
       sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)");
@@ -97,6 +102,7 @@ BRAID_REGISTER_COMMAND(Command{
         if (auto it = o.bounded.bindings.find(kNumberOfStreams); it != o.bounded.bindings.end())
           o.parametric.streams = it->second;
         o.parametric.maxStreams = args->maxStreams;
+        for (const auto& a : args->assumptions) o.parametric.assumptions.push_back(parseScalar(a, "--assume"));
         o.parametric.timeoutMs = static_cast<unsigned>(args->timeout * 1000);
         if (verify::chooseMode(p, o) == verify::VerifyMode::kParametric && !verify::parametricAvailable())
           throw Error("braid was built without Z3 (BRAID_WITH_Z3=OFF): parametric mode is unavailable");

@@ -80,8 +80,8 @@ E maxOf(const E& a, const E& b) {
 
 // A view of a dense row-major buffer of shape `base`: per base dimension the interval
 // [lo[d], lo[d] + len[d]), and the view's dimensions in its own order, each naming a base
-// dimension (or -1: a size-1 dimension the view inserted). Base dimensions the view selected
-// away keep len 1 and appear in no view dimension.
+// dimension (or -1: a dimension the view inserted, of size `unit[v]`: 1, or 0 once narrowed to
+// nothing). Base dimensions the view selected away keep len 1 and appear in no view dimension.
 template <class E>
 struct BoxView {
   using Ops = ExprOps<E>;
@@ -90,6 +90,7 @@ struct BoxView {
   std::vector<E> base;
   std::vector<E> lo, len;
   std::vector<int> dims;
+  std::vector<E> unit;  // per view dimension; used where dims[v] < 0
 
   static BoxView whole(std::vector<E> shape) {
     BoxView v;
@@ -98,6 +99,7 @@ struct BoxView {
       v.lo.push_back(Ops::num(0));
       v.len.push_back(v.base[d]);
       v.dims.push_back(static_cast<int>(d));
+      v.unit.push_back(Ops::num(1));
     }
     return v;
   }
@@ -105,7 +107,14 @@ struct BoxView {
   int rank() const { return static_cast<int>(dims.size()); }
   E size(int v) const {
     int d = dims.at(static_cast<size_t>(v));
-    return d < 0 ? Ops::num(1) : len[static_cast<size_t>(d)];
+    return d < 0 ? unit[static_cast<size_t>(v)] : len[static_cast<size_t>(d)];
+  }
+  // Some inserted dimension was narrowed to nothing.
+  Bool noUnits() const {
+    Bool r = Ops::truth(false);
+    for (size_t v = 0; v < dims.size(); ++v)
+      if (dims[v] < 0) r = Ops::either(r, Ops::eq(unit[v], Ops::num(0)));
+    return r;
   }
   std::vector<E> sizes() const {
     std::vector<E> s;
@@ -115,6 +124,8 @@ struct BoxView {
   E numel() const {
     E n = Ops::num(1);
     for (const E& l : len) n = n * l;
+    for (size_t v = 0; v < dims.size(); ++v)
+      if (dims[v] < 0) n = n * unit[v];
     return n;
   }
   // Elements between consecutive indices of base dimension d (Region::contiguous's strides).
@@ -132,6 +143,7 @@ struct BoxView {
       r.len[static_cast<size_t>(d)] = Ops::num(1);
     }
     r.dims.erase(r.dims.begin() + v);
+    r.unit.erase(r.unit.begin() + v);
     return r;
   }
   BoxView narrow(int v, const E& start, const E& length) const {
@@ -140,18 +152,24 @@ struct BoxView {
     if (d >= 0) {
       r.lo[static_cast<size_t>(d)] = lo[static_cast<size_t>(d)] + start;
       r.len[static_cast<size_t>(d)] = length;
+    } else {
+      r.unit[static_cast<size_t>(v)] = length;
     }
     return r;
   }
   // New view dimension i is old dimension perm[i].
   BoxView permute(const std::vector<int64_t>& perm) const {
     BoxView r = *this;
-    for (size_t i = 0; i < perm.size(); ++i) r.dims[i] = dims.at(static_cast<size_t>(perm[i]));
+    for (size_t i = 0; i < perm.size(); ++i) {
+      r.dims[i] = dims.at(static_cast<size_t>(perm[i]));
+      r.unit[i] = unit.at(static_cast<size_t>(perm[i]));
+    }
     return r;
   }
   BoxView unsqueeze(int v) const {
     BoxView r = *this;
     r.dims.insert(r.dims.begin() + v, -1);
+    r.unit.insert(r.unit.begin() + v, Ops::num(1));
     return r;
   }
   // No elements (what an out-of-bounds view binds).
@@ -161,25 +179,29 @@ struct BoxView {
     return r;
   }
 
-  // Region::isContiguous: dense and row-major in the view's own order (size-1 dimensions
-  // ignored; an empty view is contiguous).
+  // Region::isContiguous, which walks the dimensions from the innermost out: size-1 ones are
+  // skipped, a size-0 one ends the walk (empty: contiguous), any other must have the stride
+  // E_v = the product of the sizes inside it. As a formula over the walk's remainder:
+  // R(v) = n_v == 0 || ((n_v == 1 || stride_v == E_v) && R(v - 1)), R(-1) = true.
   Bool contiguous() const {
-    Bool anyEmpty = Ops::truth(false);
-    for (const E& l : len) anyEmpty = Ops::either(anyEmpty, Ops::eq(l, Ops::num(0)));
-    Bool ok = Ops::truth(true);
-    E expected = Ops::num(1);
-    for (int v = rank(); v-- > 0;) {
+    std::vector<E> inner(static_cast<size_t>(rank()) + 1, Ops::num(1));
+    for (int v = rank(); v-- > 0;) inner[static_cast<size_t>(v)] = inner[static_cast<size_t>(v) + 1] * size(v);
+    Bool r = Ops::truth(true);
+    for (int v = 0; v < rank(); ++v) {
       int d = dims[static_cast<size_t>(v)];
-      if (d < 0) continue;  // size 1
-      E n = len[static_cast<size_t>(d)];
-      ok = Ops::both(ok, Ops::either(Ops::eq(n, Ops::num(1)), Ops::eq(stride(d), expected)));
-      expected = expected * n;
+      E n = size(v);
+      if (d < 0) {  // an inserted dimension: size 1 (skipped) or 0 (empty)
+        r = Ops::either(Ops::eq(n, Ops::num(0)), r);
+        continue;
+      }
+      Bool step = Ops::either(Ops::eq(n, Ops::num(1)), Ops::eq(stride(d), inner[static_cast<size_t>(v) + 1]));
+      r = Ops::either(Ops::eq(n, Ops::num(0)), Ops::both(step, r));
     }
-    return Ops::either(anyEmpty, ok);
+    return r;
   }
   // Some element belongs to both views (of the same buffer).
   Bool overlaps(const BoxView& o) const {
-    Bool r = Ops::truth(true);
+    Bool r = Ops::both(Ops::negate(noUnits()), Ops::negate(o.noUnits()));
     for (size_t d = 0; d < lo.size() && d < o.lo.size(); ++d) {
       r = Ops::both(r, Ops::lt(Ops::num(0), len[d]));
       r = Ops::both(r, Ops::lt(Ops::num(0), o.len[d]));
@@ -190,7 +212,7 @@ struct BoxView {
   }
   // The element at base index `point` belongs to this view.
   Bool contains(const std::vector<E>& point) const {
-    Bool r = Ops::truth(true);
+    Bool r = Ops::negate(noUnits());
     for (size_t d = 0; d < lo.size(); ++d) {
       r = Ops::both(r, Ops::le(lo[d], point[d]));
       r = Ops::both(r, Ops::lt(point[d], lo[d] + len[d]));

@@ -307,6 +307,7 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
   ++queries_;
   z3::solver dl(m_.ctx);
   dl.set("timeout", o_.timeoutMs);
+  if (o_.resourceLimit > 0) dl.set("rlimit", o_.resourceLimit);
   std::vector<z3::expr> s, e;
   for (size_t i = 0; i < insts.size(); ++i) {
     s.push_back(m_.ctx.int_const(("ds" + std::to_string(i)).c_str()));

@@ -48,6 +48,7 @@ View Encoding::at(int tmpl, const std::vector<z3::expr>& idx, const View& v) con
   for (auto& e : r.base) e = at(tmpl, idx, e);
   for (auto& e : r.lo) e = at(tmpl, idx, e);
   for (auto& e : r.len) e = at(tmpl, idx, e);
+  for (auto& e : r.unit) e = at(tmpl, idx, e);
   return r;
 }
 
@@ -155,7 +156,9 @@ int Encoding::instance(int tmpl, const std::vector<z3::expr>& idxIn) {
   x.id = static_cast<int>(instances_.size());
   x.tmpl = tmpl;
   x.idx = idx;
-  std::string name = "t" + std::to_string(tmpl) + "@" + std::to_string(x.id);
+  // Named by template and indices, so that every encoding of the model (the prover keeps a
+  // larger one for refinement) gives one instance the same time variables.
+  std::string name = "t" + k;
   x.s = m_.ctx.int_const(("s." + name).c_str());
   x.e = m_.ctx.int_const(("e." + name).c_str());
   x.valid = validAt(tmpl, idx).simplify();
@@ -212,18 +215,18 @@ void Encoding::seedBasic() {
 void Encoding::seedNeighbours() {
   if (neighbours_) return;
   neighbours_ = true;
+  // The first and the last iteration of every loop (with the outer indices of I): chains that
+  // end at a loop's last iteration (a join of only the last stream) or start at its first.
+  // Chains between consecutive iterations are the chain lemmas' business.
   for (const Template& t : m_.templates) {
     if (!t.recorded || t.loops.empty()) continue;
     size_t d = t.loops.size() - 1;
-    for (const auto* base : {&I_, &J_}) {
-      std::vector<z3::expr> v = prefix(*base, t.loops.size());
-      const LoopVar* inner = t.loops[d];
-      std::vector<z3::expr> seeds = {v[d] - 1, v[d] + 1, at(t.id, v, inner->begin), at(t.id, v, inner->end) - 1};
-      for (const auto& s : seeds) {
-        std::vector<z3::expr> w = v;
-        w[d] = s;
-        instance(t.id, w);
-      }
+    std::vector<z3::expr> v = prefix(I_, t.loops.size());
+    const LoopVar* inner = t.loops[d];
+    for (const z3::expr& s : {at(t.id, v, inner->begin), at(t.id, v, inner->end) - 1}) {
+      std::vector<z3::expr> w = v;
+      w[d] = s;
+      instance(t.id, w);
     }
   }
 }

@@ -55,7 +55,7 @@ class Encoding {
 
   // Instances of every template at I and J (depth 0: the one instance); asserts their facts.
   void seedBasic();
-  // More instances, at I +- 1, J +- 1 and the first and last iteration of the innermost loop.
+  // More instances: the first and last iteration of every template's innermost loop.
   void seedNeighbours();
   bool neighboursSeeded() const { return neighbours_; }
   // The instance of template `tmpl` at `idx` (created, with its facts, when new).
@@ -67,6 +67,11 @@ class Encoding {
   // every instance of `tmpl`, present and future. Only valid once t@k => t@k+1 is proved.
   void addChainLemma(int tmpl);
   bool hasChainLemma(int tmpl) const { return lemmas_.count(tmpl) > 0; }
+  std::vector<int> chainLemmas() const {
+    std::vector<int> v;
+    for (const auto& [t, on] : lemmas_) v.push_back(t);
+    return v;
+  }
 
   // A template term at instance `x`'s indices.
   z3::expr at(int x, const z3::expr& e) const;

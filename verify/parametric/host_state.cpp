@@ -18,6 +18,7 @@ View subView(const View& v, const z3::expr_vector& from, const z3::expr_vector& 
   subAll(r.base, from, to);
   subAll(r.lo, from, to);
   subAll(r.len, from, to);
+  subAll(r.unit, from, to);
   return r;
 }
 
@@ -35,7 +36,8 @@ bool sameTerms(const std::vector<z3::expr>& a, const std::vector<z3::expr>& b) {
 }
 
 bool sameView(const View& a, const View& b) {
-  return a.dims == b.dims && sameTerms(a.base, b.base) && sameTerms(a.lo, b.lo) && sameTerms(a.len, b.len);
+  return a.dims == b.dims && sameTerms(a.base, b.base) && sameTerms(a.lo, b.lo) && sameTerms(a.len, b.len) &&
+         sameTerms(a.unit, b.unit);
 }
 
 bool sameAlts(const std::vector<ViewAlt>& a, const std::vector<ViewAlt>& b) {

@@ -193,6 +193,7 @@ struct ModelOptions {
   int64_t ranks = 0;                   // 0: from the program's meshes and teams
   std::optional<int64_t> streams;      // fixed S; nullopt: symbolic
   Bindings bindings;                   // extents fixed by the caller (the rest stay symbolic)
+  std::vector<Scalar> assumptions;     // conditions on extents / numberOfStreams the caller assumes
 };
 
 // The templates, sites and issues, one per line (BRAID_DUMP=model prints it while checking).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "verify/parametric/prover.h"
@@ -39,6 +40,7 @@ Run runOnce(const HostProgram& p, const ParametricOptions& o, std::optional<int6
   mo.ranks = o.ranks;
   mo.streams = streams;
   mo.bindings = o.bindings;
+  mo.assumptions = o.assumptions;
   auto m = parametric::buildModel(p, ctx, mo);
   if (const char* env = std::getenv("BRAID_DUMP"); env && std::string(env).find("model") != std::string::npos)
     std::cerr << parametric::dumpModel(*m);
@@ -93,6 +95,7 @@ ParametricResult proveProgram(const HostProgram& p, const ParametricOptions& o) 
       retry.push_back(i);
   if (!retry.empty()) {
     std::vector<PropertyState> merged(first.states.size());
+    std::vector<std::map<std::string, std::vector<int64_t>>> notesByS(first.states.size());
     for (size_t i : retry) merged[i].name = first.states[i].name;
     for (int64_t s = 1; s <= o.maxStreams; ++s) {
       Run r = runOnce(p, o, s);
@@ -103,7 +106,7 @@ ParametricResult proveProgram(const HostProgram& p, const ParametricOptions& o) 
         merged[i].violated += st.violated;
         merged[i].unknown += st.unknown;
         merged[i].unconfirmed += st.unconfirmed;
-        for (const auto& n : st.notes) merged[i].notes.push_back("numberOfStreams = " + std::to_string(s) + ": " + n);
+        for (const auto& n : st.notes) notesByS[i][n].push_back(s);
       }
       for (auto& w : r.witnesses) {
         bool relevant = false;
@@ -113,6 +116,15 @@ ParametricResult proveProgram(const HostProgram& p, const ParametricOptions& o) 
     }
     std::string bounded = "numberOfStreams = 1.." + std::to_string(o.maxStreams);
     for (size_t i : retry) {
+      for (const auto& [note, values] : notesByS[i]) {
+        std::string which;
+        if (static_cast<int64_t>(values.size()) == o.maxStreams) {
+          which = bounded;
+        } else {
+          for (int64_t v : values) which += (which.empty() ? "numberOfStreams = " : ", ") + std::to_string(v);
+        }
+        merged[i].notes.push_back(which + ": " + note);
+      }
       PropertyVerdict& v = res.properties[i];
       v.status = statusOf(merged[i]);
       v.queries += merged[i].queries;

@@ -26,10 +26,12 @@ namespace braid::verify {
 
 struct ParametricOptions {
   Bindings bindings;                // extents fixed by the caller; the others stay symbolic
+  std::vector<Scalar> assumptions;  // conditions on the extents assumed (`i0 % 16 == 0`), stated in the verdict
   int64_t ranks = 0;                // D; 0: from the program's meshes and teams
   std::optional<int64_t> streams;   // a fixed numberOfStreams; nullopt: every S >= 1
   int64_t maxStreams = 8;           // the bound of the per-S fallback
   unsigned timeoutMs = 4000;        // per Z3 query
+  unsigned resourceLimit = 0;       // Z3's deterministic work limit per solver (rlimit); 0: none
   bool replay = true;               // replay counterexamples through the bounded checker
 };
 

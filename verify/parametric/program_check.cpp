@@ -1,5 +1,6 @@
 #include "verify/parametric/program_check.h"
 
+#include <memory>
 #include <sstream>
 
 #include "ir/semantics/interpreter.h"
@@ -96,22 +97,23 @@ std::string EachPassResult::report() const {
   return os.str();
 }
 
-EachPassResult lowerVerifyingEachPass(Fusion& fusion, const LoweringOptions& options, int64_t devices,
-                                      const CheckOptions& check, LowerConfig config) {
-  EachPassResult res;
-  config.afterPass.push_back([&](const std::string& pass, bool changed, const LoweringContext& ctx) {
+namespace {
+
+// The hook that checks the program after a pass, appending to `out`.
+AfterPassHook checkingHook(std::shared_ptr<std::vector<PassCheck>> out, CheckOptions check, int64_t devices) {
+  if (check.bounded.ranks == 0) check.bounded.ranks = devices;
+  return [out, check](const std::string& pass, bool changed, const LoweringContext& ctx) {
     PassCheck pc;
     pc.pass = pass;
     pc.changed = changed;
     pc.hasProgram = ctx.hasProgram;
-    if (ctx.hasProgram) {
-      CheckOptions o = check;
-      if (o.bounded.ranks == 0) o.bounded.ranks = devices;
-      pc.check = checkProgram(ctx.program, o);
-    }
-    res.passes.push_back(std::move(pc));
-  });
-  res.program = lower(fusion, options, devices, config);
+    if (ctx.hasProgram) pc.check = checkProgram(ctx.program, check);
+    out->push_back(std::move(pc));
+  };
+}
+
+// The first pass whose (executable, or last) program fails, and the first not proven.
+void classify(EachPassResult& res) {
   for (size_t i = 0; i < res.passes.size(); ++i) {
     const PassCheck& p = res.passes[i];
     if (!p.hasProgram) continue;
@@ -120,6 +122,29 @@ EachPassResult lowerVerifyingEachPass(Fusion& fusion, const LoweringOptions& opt
     if (p.check.bug && res.firstFailing.empty()) res.firstFailing = p.pass;
     if (!p.check.ok && !p.check.bug && res.firstUnproven.empty()) res.firstUnproven = p.pass;
   }
+}
+
+}  // namespace
+
+EachPassResult lowerVerifyingEachPass(Fusion& fusion, const LoweringOptions& options, int64_t devices,
+                                      const CheckOptions& check, LowerConfig config) {
+  auto checks = std::make_shared<std::vector<PassCheck>>();
+  config.afterPass.push_back(checkingHook(checks, check, devices));
+  EachPassResult res;
+  res.program = lower(fusion, options, devices, config);
+  res.passes = std::move(*checks);
+  classify(res);
+  return res;
+}
+
+EachPassResult runVerifyingEachPass(PassManager& pm, LoweringContext& ctx, const CheckOptions& check) {
+  auto checks = std::make_shared<std::vector<PassCheck>>();
+  pm.addAfterPassHook(checkingHook(checks, check, ctx.devices));
+  pm.run(ctx);
+  EachPassResult res;
+  res.passes = *checks;
+  res.program = std::move(ctx.program);
+  classify(res);
   return res;
 }
 

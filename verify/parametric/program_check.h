@@ -64,5 +64,8 @@ struct EachPassResult {
 // executable yet: that is reported, and is a failure only for the last pass.
 EachPassResult lowerVerifyingEachPass(Fusion& fusion, const LoweringOptions& options, int64_t devices,
                                       const CheckOptions& check, LowerConfig config = {});
+// The same for any pipeline (a pass author's own passes among the standard ones): adds the
+// checking hook to `pm` and runs it over `ctx`.
+EachPassResult runVerifyingEachPass(PassManager& pm, LoweringContext& ctx, const CheckOptions& check);
 
 }  // namespace braid::verify

@@ -1,13 +1,28 @@
 #include "verify/parametric/prover.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 namespace braid::verify::parametric {
+
+bool dumpQueries() {
+  static const bool on = [] {
+    const char* env = std::getenv("BRAID_DUMP");
+    return env && std::string(env).find("queries") != std::string::npos;
+  }();
+  return on;
+}
 
 Prover::Prover(const HostProgram& p, ProgramModel& m, const ParametricOptions& o)
     : p_(p), m_(m), o_(o), order_(m.ctx), plain_(m.ctx), enc_(m, order_) {
   order_.set("timeout", o.timeoutMs);
   plain_.set("timeout", o.timeoutMs);
+  if (o.resourceLimit > 0) {
+    order_.set("rlimit", o.resourceLimit);
+    plain_.set("rlimit", o.resourceLimit);
+  }
   order_.add(m_.domain);
   plain_.add(m_.domain);
 }
@@ -49,10 +64,14 @@ std::vector<PropertyState> Prover::run() {
 
 z3::check_result Prover::ask(z3::solver& s, const z3::expr& q) {
   ++queries_;
+  auto t0 = std::chrono::steady_clock::now();
   s.push();
   s.add(q);
   z3::check_result r = s.check();
   s.pop();
+  if (dumpQueries())
+    std::fprintf(stderr, "ask %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return r;
 }
 
@@ -76,24 +95,51 @@ void Prover::tryChainLemmas() {
   }
 }
 
+z3::solver& Prover::refined() {
+  if (!refinedSolver_) {
+    refinedSolver_ = std::make_unique<z3::solver>(m_.ctx);
+    // Refinement only decides candidates the main encoding already found: it gets a quarter of
+    // the time of a query.
+    refinedSolver_->set("timeout", std::max(1u, o_.timeoutMs / 4));
+    if (o_.resourceLimit > 0) refinedSolver_->set("rlimit", o_.resourceLimit);
+    refinedSolver_->add(m_.domain);
+    refinedEnc_ = std::make_unique<Encoding>(m_, *refinedSolver_);
+  }
+  for (size_t i = 0; i < enc_.instanceCount(); ++i) refinedEnc_->instance(enc_.inst(static_cast<int>(i)).tmpl, enc_.inst(static_cast<int>(i)).idx);
+  for (int t : enc_.chainLemmas()) refinedEnc_->addChainLemma(t);
+  refinedEnc_->seedNeighbours();
+  return *refinedSolver_;
+}
+
 void Prover::orderingQuery(PropertyState& st, const z3::expr& q, const Candidate& c) {
   ++st.queries;
-  z3::check_result r = ask(order_, q);
+  z3::solver* s = &order_;
+  z3::check_result r = ask(*s, q);
+  // A candidate the bounded checker confirms needs no refinement.
+  if (r == z3::sat && candidate(st, *s, q, c, /*final=*/false)) return;
   if (r == z3::sat && !lemmasTried_) {
     tryChainLemmas();
-    r = ask(order_, q);
+    r = ask(*s, q);
   }
-  if (r == z3::sat && !enc_.neighboursSeeded()) {
-    enc_.seedNeighbours();
-    r = ask(order_, q);
+  if (r == z3::sat) {
+    z3::solver& fine = refined();
+    z3::check_result rr = ask(fine, q);
+    if (rr == z3::unknown) {
+      // The refinement could not decide: the candidate of the main encoding stands, unconfirmed.
+      ask(*s, q);
+      candidate(st, *s, q, c);
+      return;
+    }
+    s = &fine;
+    r = rr;
   }
   if (r == z3::unsat) return;
   if (r == z3::unknown) {
     ++st.unknown;
-    st.notes.push_back("Z3 returned unknown (" + order_.reason_unknown() + ") for: " + c.summary);
+    st.notes.push_back("Z3 returned unknown (" + s->reason_unknown() + ") for: " + c.summary);
     return;
   }
-  candidate(st, order_, q, c);
+  candidate(st, *s, q, c);
 }
 
 void Prover::plainQuery(PropertyState& st, const z3::expr& q, const Candidate& c) {

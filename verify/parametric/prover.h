@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ struct PropertyState {
   std::vector<std::string> notes;
 };
 
+// BRAID_DUMP=queries: every Z3 query's answer and time, and every replay's time, on stderr.
+bool dumpQueries();
+
 class Prover {
  public:
   Prover(const HostProgram& p, ProgramModel& m, const ParametricOptions& o);
@@ -91,8 +95,13 @@ class Prover {
   // A query without ordering facts.
   void plainQuery(PropertyState& st, const z3::expr& q, const Candidate& c);
   void tryChainLemmas();
-  // Turns the satisfying assignment of `q` into a witness, replays it, records the outcome.
-  void candidate(PropertyState& st, z3::solver& s, const z3::expr& q, const Candidate& c);
+  // The refinement encoding: every instance of the main one, the chain lemmas, and the
+  // neighbouring iterations (I +- 1, J +- 1, first, last). Kept apart so that the main solver
+  // stays small; the shared instance names let a query built on the main encoding be asked here.
+  z3::solver& refined();
+  // Turns the satisfying assignment of `q` into a witness and replays it. Records it and returns
+  // true when the bounded checker confirms it, or (`final`) in any case.
+  bool candidate(PropertyState& st, z3::solver& s, const z3::expr& q, const Candidate& c, bool final = true);
 
   // ---- helpers ----
   // Candidate writers of a point: instances of `w` that may write it (inverting the write
@@ -111,7 +120,12 @@ class Prover {
   z3::solver order_;
   z3::solver plain_;
   Encoding enc_;
+  std::unique_ptr<z3::solver> refinedSolver_;
+  std::unique_ptr<Encoding> refinedEnc_;
   bool lemmasTried_ = false;
+  // Replays by bindings (many candidates share the smallest ones).
+  std::map<std::string, VerifyResult> replays_;
+  std::map<std::string, std::string> replayErrors_;
   int64_t queries_ = 0;
   std::vector<Witness> witnesses_;
   std::map<std::string, bool> reported_;  // kind + statements, to fold repeats

@@ -524,6 +524,18 @@ void SymbolicRun::run() {
     dom = dom && x >= 1;
   }
   m_.domain = dom;
+  for (const Scalar& a : o_.assumptions) {
+    z3::expr c = [&] {
+      try {
+        return tr_.boolean(a, env_).simplify();
+      } catch (const Error& e) {
+        throw Error("cannot use the assumption " + a.str() + ": " + e.what() +
+                    " (assumptions may name the program's extents, numberOfStreams and rank)");
+      }
+    }();
+    m_.domain = conj(m_.domain, c);
+    m_.domainNotes.push_back(a.str());
+  }
   forEachStmt(p_.body(), [&](const Stmt& s, int) {
     if (s.is<Wait>()) waited_.insert(s.as<Wait>()->id);
   });
@@ -777,7 +789,8 @@ std::string SymbolicRun::firstDifference(const HostState& a, const HostState& b)
       if (x[i].buf.site != y[i].buf.site || x[i].view.dims != y[i].view.dims) return false;
       if (!equalTerms(x[i].cond, y[i].cond) || !equalTerms(x[i].freed, y[i].freed)) return false;
       if (!eqTermVec(x[i].buf.idx, y[i].buf.idx) || !eqTermVec(x[i].view.base, y[i].view.base) ||
-          !eqTermVec(x[i].view.lo, y[i].view.lo) || !eqTermVec(x[i].view.len, y[i].view.len))
+          !eqTermVec(x[i].view.lo, y[i].view.lo) || !eqTermVec(x[i].view.len, y[i].view.len) ||
+          !eqTermVec(x[i].view.unit, y[i].view.unit))
         return false;
     }
     return true;

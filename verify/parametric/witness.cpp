@@ -3,6 +3,10 @@
 // with their iterations, ranks and streams, and the replay through the exact bounded checker,
 // which must report the same kind of bug at the same statements to confirm it.
 #include <algorithm>
+#include <cstdint>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -12,6 +16,10 @@
 namespace braid::verify::parametric {
 
 namespace {
+
+// Witnesses replayed per property; once a property is violated, further distinct candidates
+// are only counted.
+constexpr int64_t kWitnessesPerProperty = 4;
 
 int64_t valueOf(const z3::model& mdl, const z3::expr& e) {
   int64_t v = 0;
@@ -143,11 +151,22 @@ void Prover::replay(Witness& w, const Candidate& c) {
   vo.streams = w.bindings.count(kNumberOfStreams) ? w.bindings.at(kNumberOfStreams) : 1;
   vo.parallelismWarnings = false;
   vo.maxFindingsPerKind = 1000;
-  try {
-    w.replay = verifyProgram(p_, vo);
-  } catch (const Error& e) {
-    w.replayNote = std::string("the bounded checker could not run these bindings: ") + e.what();
+  std::string key = replayArguments(w);
+  if (auto it = replayErrors_.find(key); it != replayErrors_.end()) {
+    w.replayNote = it->second;
     return;
+  }
+  if (auto it = replays_.find(key); it != replays_.end()) {
+    w.replay = it->second;
+  } else {
+    try {
+      w.replay = verifyProgram(p_, vo);
+      replays_[key] = w.replay;
+    } catch (const Error& e) {
+      w.replayNote = std::string("the bounded checker could not run these bindings: ") + e.what();
+      replayErrors_[key] = w.replayNote;
+      return;
+    }
   }
   for (const Finding& f : w.replay.findings) {
     if (f.severity != Severity::kError || !compatible(w.kind, f.kind)) continue;
@@ -172,7 +191,24 @@ void Prover::replay(Witness& w, const Candidate& c) {
                  " for these bindings";
 }
 
-void Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, const Candidate& c) {
+bool Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, const Candidate& c, bool final) {
+  // One witness per kind and statements (other iterations, ranks and sizes are the same bug).
+  std::string key = std::string(findingKindName(c.kind));
+  for (const FocusSite& f : c.sites) {
+    const Stmt* stmt = f.tmpl >= 0 ? m_.t(f.tmpl).stmt : f.stmt;
+    key += "|" + (stmt ? std::to_string(reinterpret_cast<uintptr_t>(stmt)) : f.tmpl >= 0 ? m_.t(f.tmpl).op : "");
+  }
+  if (auto it = reported_.find(key); it != reported_.end()) {
+    if (!it->second && !final) return false;
+    (it->second ? st.violated : st.unconfirmed) += 1;
+    return true;
+  }
+  if (st.violated >= kWitnessesPerProperty) {
+    ++st.violated;  // the property is violated already; further distinct cases are counted
+    st.notes.push_back("further candidate not replayed: " + c.summary);
+    reported_[key] = true;
+    return true;
+  }
   // A small model first: every symbol bounded, so the replay is quick and the witness readable.
   std::optional<z3::model> mdl;
   for (int64_t bound : {1, 2, 4, 16, 64}) {
@@ -196,18 +232,37 @@ void Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, cons
     s.pop();
   }
   if (!mdl) {
+    if (!final) return false;
     ++st.unknown;
     st.notes.push_back("no model could be extracted for: " + c.summary);
-    return;
+    return true;
   }
-  Witness w = makeWitness(*mdl, c);
-  std::string key = std::string(findingKindName(c.kind));
-  for (const Site& x : w.sites) key += "|" + x.statement + "@" + std::to_string(x.loc.line);
-  if (auto it = reported_.find(key); it != reported_.end()) {
-    (it->second ? st.violated : st.unconfirmed) += 1;
-    return;
+  Candidate ordered = c;
+  // Name the statement issued first first.
+  if (c.kind == FindingKind::kRace && c.sites.size() == 2 && c.sites[0].tmpl >= 0 && c.sites[1].tmpl >= 0) {
+    z3::expr later = enc_.before(c.sites[1].tmpl, c.sites[1].idx, c.sites[0].tmpl, c.sites[0].idx);
+    if (mdl->eval(later, true).is_true()) std::swap(ordered.sites[0], ordered.sites[1]);
   }
+  Witness w = makeWitness(*mdl, ordered);
+  if (c.kind == FindingKind::kRace && w.sites.size() == 2) {
+    bool firstComm = m_.t(ordered.sites[0].tmpl).kind == TemplateKind::kComm;
+    bool secondComm = m_.t(ordered.sites[1].tmpl).kind == TemplateKind::kComm;
+    const Site& a = w.sites[0];
+    const Site& b = w.sites[1];
+    std::string wait = secondComm ? "the stream that posts '" + b.statement + "'" : std::string(b.stream);
+    if (firstComm) {
+      w.missingEdge = "no Wait for '" + a.statement + "' orders it before '" + b.statement + "': Wait for it on " +
+                      wait + " before that";
+    } else {
+      w.missingEdge = "nothing makes " + wait + " wait for " + a.stream + " between '" + a.statement + "' and '" +
+                      b.statement + "': Synchronize " + a.stream + " there (or give them disjoint memory)";
+    }
+  }
+  auto t0 = std::chrono::steady_clock::now();
   if (o_.replay) replay(w, c);
+  if (!w.confirmed && !final) return false;
+  if (dumpQueries())
+    std::fprintf(stderr, "replay %.1f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   reported_[key] = w.confirmed;
   if (w.confirmed) {
     ++st.violated;
@@ -216,6 +271,7 @@ void Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, cons
     st.notes.push_back("candidate not confirmed (" + c.summary + "): " + w.replayNote);
   }
   witnesses_.push_back(std::move(w));
+  return true;
 }
 
 }  // namespace braid::verify::parametric
