@@ -1,11 +1,11 @@
-// The shared view rules (ir/semantics/view_rules.h): a box view names exactly the elements of
+// The shared view rules (ir/semantics/symbolic_rules.h): a box view names exactly the elements of
 // the strided Region the interpreter builds, with the same contiguity and overlap; the rules
 // written over Scalar evaluate to the rules over int64_t; over Z3 terms they agree with both.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include "ir/semantics/region.h"
-#include "ir/semantics/view_rules.h"
+#include "ir/semantics/symbolic_rules.h"
 #if BRAID_HAVE_Z3
 #include "verify/parametric/z3_terms.h"
 #endif

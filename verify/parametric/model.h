@@ -18,7 +18,7 @@
 #include <z3++.h>
 
 #include "ir/host_ir.h"
-#include "ir/semantics/view_rules.h"
+#include "ir/semantics/symbolic_rules.h"
 #include "verify/finding.h"
 #include "verify/parametric/z3_terms.h"
 

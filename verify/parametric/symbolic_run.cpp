@@ -1,7 +1,7 @@
 // The symbolic run: executes a host program's host thread once with symbolic rank, stream
 // count, extents and loop indices, recording a template for every device operation
 // (model.h). It follows the bounded interpreter (ir/semantics/interpreter.cpp) statement by
-// statement, with the shape and view rules of ir/semantics/view_rules.h, so that a template
+// statement, with the shape and view rules of ir/semantics/symbolic_rules.h, so that a template
 // instantiated at concrete values is exactly the interpreter's event.
 //
 // Loops. The state at the head of iteration k is pre (the state before the loop) for k = begin

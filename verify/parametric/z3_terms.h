@@ -1,4 +1,4 @@
-// Z3 terms for the semantics' rules: ExprOps<z3::expr> (so ir/semantics/view_rules.h runs on Z3
+// Z3 terms for the semantics' rules: ExprOps<z3::expr> (so ir/semantics/symbolic_rules.h runs on Z3
 // terms) and the translation of braid's Scalar expressions into Z3 integer terms with the
 // semantics of Scalar::evaluate (C++ truncating `/` and `%`, exact ceilDiv, booleans as 0 / 1).
 #pragma once
@@ -10,7 +10,7 @@
 #include <z3++.h>
 
 #include "ir/scalar.h"
-#include "ir/semantics/view_rules.h"
+#include "ir/semantics/symbolic_rules.h"
 
 namespace braid::verify::parametric {
 
