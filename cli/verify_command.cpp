@@ -29,6 +29,7 @@ struct VerifyArgs {
   std::string mode = "auto";
   int64_t maxStreams = 8;
   double timeout = 4;
+  unsigned resourceLimit = 0;
   WorkloadFlags flags;
 };
 
@@ -75,6 +76,9 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--max-streams", args->maxStreams,
                      "parametric: the bound of the per-numberOfStreams fallback (default 8)");
       sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)");
+      sub.add_option("--resource-limit", args->resourceLimit,
+                     "parametric: Z3's deterministic work limit per solver (rlimit; default none), for runs that "
+                     "must give the same answer on every machine");
       sub.add_flag("--json", args->json, "print the findings as JSON");
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
       addWorkloadFlags(sub, args->flags, verifyDefaults());
@@ -104,6 +108,7 @@ BRAID_REGISTER_COMMAND(Command{
         o.parametric.maxStreams = args->maxStreams;
         for (const auto& a : args->assumptions) o.parametric.assumptions.push_back(parseScalar(a, "--assume"));
         o.parametric.timeoutMs = static_cast<unsigned>(args->timeout * 1000);
+        o.parametric.resourceLimit = args->resourceLimit;
         if (verify::chooseMode(p, o) == verify::VerifyMode::kParametric && !verify::parametricAvailable())
           throw Error("braid was built without Z3 (BRAID_WITH_Z3=OFF): parametric mode is unavailable");
         verify::ProgramCheck c = verify::checkProgram(p, o);

@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "ir/expr.h"
+#include "ir/host_ir.h"
 #include "ir/scalar.h"
+#include "ir/semantics/buffer_rules.h"
+#include "ir/semantics/communication_rules.h"
 #include "ir/semantics/region.h"
 #include "ir/tensor_view.h"
 
@@ -246,14 +249,14 @@ inline std::vector<int> bufferDimsOf(const std::vector<IterDomain*>& dom) {
   return dims;
 }
 
-// The shape of the buffer a tensor names, from its printed (loop) domain (HOSTIR.md): its
-// non-reduction axes in order; device-parallel and broadcast axes have size 1; with
-// `streamChunk`, so do stream-parallel axes (a tensor allocated per iteration of its stream
-// loop). `extent` turns an axis extent into an E.
+// The shape of the buffer a tensor names (buffer_rules.h, bufferShape): the non-reduction axes of
+// its buffer domain in order; device-parallel and broadcast axes have size 1; with
+// `streamChunk`, so do stream-parallel axes (a tensor allocated inside the loop over that axis).
+// `extent` turns an axis extent into an E.
 template <class E, class ExtentFn>
 std::vector<E> bufferShapeRule(const TensorView& tv, bool streamChunk, ExtentFn&& extent) {
   std::vector<E> shape;
-  for (const IterDomain* id : tv.loop()) {
+  for (const IterDomain* id : bufferDomain(tv)) {
     if (id->isReduction()) continue;
     if (id->isDeviceParallel() || id->isBroadcast() || (streamChunk && id->isStream())) {
       shape.push_back(ExprOps<E>::num(1));
@@ -292,10 +295,45 @@ ViewRuleResult<E> shardByStreamRule(const BoxView<E>& in, int dim, const E& chun
   auto positive = Ops::lt(Ops::num(0), chunks);
   E chunk = Ops::ite(positive, Ops::ceilDiv(size, chunks), size);
   E start = index * chunk;
-  auto ok = Ops::both(positive, Ops::both(Ops::le(Ops::num(0), index), Ops::lt(start, size)));
+  auto ok = Ops::both(Ops::both(positive, Ops::lt(index, chunks)),
+                      Ops::both(Ops::le(Ops::num(0), index), Ops::lt(start, size)));
   BoxView<E> v = in.narrow(dim, start, minOf(chunk, size - start));
   if (unsqueeze) v = v.unsqueeze(dim);
   return {v, in.narrow(dim, Ops::num(0), Ops::num(0)), ok};
+}
+
+// communicationSizeProblem (communication_rules.h) as a condition: the counts a member reads
+// (`in`) and writes (`out`) follow its type's size rule on a team of `n`.
+template <class E>
+typename ExprOps<E>::Bool communicationSizeRule(CommunicationType t, int64_t n, const typename ExprOps<E>::Bool& isRoot,
+                                                const typename ExprOps<E>::Bool& readsInput,
+                                                const typename ExprOps<E>::Bool& writesOutput, const E& in,
+                                                const E& out) {
+  using Ops = ExprOps<E>;
+  E team = Ops::num(n);
+  switch (t) {
+    case CommunicationType::kAllgather:
+      return Ops::eq(out, team * in);
+    case CommunicationType::kReduceScatter:
+      return Ops::eq(in, team * out);
+    case CommunicationType::kAllreduce:
+      return Ops::eq(in, out);
+    case CommunicationType::kAllToAll: {
+      // in = out, and in divides into n parts: in = n * (in / n) with the truncating division.
+      auto parts = n > 0 ? Ops::eq(in, team * (in / team)) : Ops::truth(true);
+      return Ops::both(Ops::eq(in, out), parts);
+    }
+    case CommunicationType::kScatter:
+      return Ops::either(Ops::negate(isRoot), Ops::eq(in, team * out));
+    case CommunicationType::kGather:
+      return Ops::either(Ops::negate(isRoot), Ops::eq(out, team * in));
+    case CommunicationType::kBroadcast:
+    case CommunicationType::kReduce:
+      return Ops::either(Ops::negate(Ops::both(readsInput, writesOutput)), Ops::eq(in, out));
+    case CommunicationType::kSendRecv:
+      return Ops::truth(true);
+  }
+  return Ops::truth(true);
 }
 
 // Right-aligned broadcasting (torch's rule: a size-1 dimension stretches).

@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Dumps, Example, ::testing::ValuesIn(exampleNames()),
 TEST(Example, ReduceScatterDumpNeedsDivisibleSizes) {
   ParametricResult r = proveFile(examplePath("matmul_reducescatter_4ranks.hir"));
   EXPECT_FALSE(r.proven());
-  ASSERT_TRUE(hasConfirmed(r, FindingKind::kCollectiveMismatch)) << formatParametricReport(r);
+  ASSERT_TRUE(hasConfirmed(r, FindingKind::kCommunicationSize)) << formatParametricReport(r);
   for (const auto& w : r.witnesses)
     if (w.confirmed) EXPECT_NE(w.bindings.at("i0") % 16, 0) << formatParametricReport(r);
   EXPECT_EQ(parametricExitCode(r), 1);

@@ -110,7 +110,7 @@ TEST(ParametricWitness, DeadlockNamesTheWaitForCycle) {
   std::string cycle;
   for (const auto& c : w->cycle) cycle += c + "\n";
   EXPECT_NE(cycle.find("rendezvous"), std::string::npos) << cycle;
-  EXPECT_NE(cycle.find("issued before"), std::string::npos) << cycle;
+  EXPECT_NE(cycle.find("runs before"), std::string::npos) << cycle;
 }
 
 // Stream i + 1 waits for stream i and the exit joins only the last stream: the work of iteration
@@ -122,16 +122,15 @@ TEST(ParametricInduction, ChainedIterationsAndAJoinOfOnlyTheLastStream) {
 }
 
 // DESIGN.md: a communication runs on its communicator's stream; only a Wait orders later work
-// after it. Forgetting the Wait is a race with the next reader and a missing join. (A bounded
-// checker that still posts communications on the current stream does not confirm these: the
-// witness then stays a candidate and the verdict is inconclusive, never "proven".)
+// after it. Forgetting the Wait is a bug: the next reader uses the buffer too early, and the
+// communication is never waited before the program returns. Both replay.
 TEST(ParametricCommunications, AMissingWaitIsABug) {
   ParametricResult r = proveData("parametric_missing_wait.hir");
   EXPECT_FALSE(r.proven()) << formatParametricReport(r);
-  EXPECT_TRUE(hasCandidate(r, FindingKind::kRace)) << formatParametricReport(r);
-  EXPECT_TRUE(hasCandidate(r, FindingKind::kMissingJoin)) << formatParametricReport(r);
-  EXPECT_NE(property(r, "races")->status, ClaimStatus::kProven);
-  EXPECT_NE(parametricExitCode(r), 0);
+  EXPECT_TRUE(hasConfirmed(r, FindingKind::kMissingWait)) << formatParametricReport(r);
+  EXPECT_TRUE(hasConfirmed(r, FindingKind::kUnwaitedCommunication)) << formatParametricReport(r);
+  EXPECT_EQ(property(r, "races")->status, ClaimStatus::kViolated);
+  EXPECT_EQ(parametricExitCode(r), 1);
   ParametricResult fixed = proveData("parametric_missing_wait_fixed.hir");
   EXPECT_TRUE(fixed.proven()) << formatParametricReport(fixed);
 }

@@ -12,13 +12,16 @@
 // instances at the same program position, so a cycle would have to go strictly forward and
 // come back. Otherwise (point-to-point operations, or unmatched collectives) the communications
 // are enumerated per rank, which needs their loop bounds and conditions to depend on the rank
-// and loop indices only, and the rendezvous system is solved: each rank's communications in
-// issue order (a superset of the orderings that exist, so a solution proves freedom from
-// deadlock) plus every matched group's "all start before any completes". Unsatisfiable means a
-// cycle, which the unsat core names.
+// and loop indices only, and the rendezvous system is solved: on each rank, every communicator's
+// operations in issue order and every communication waited for before a later one is posted (a
+// superset of the orderings that exist, so a solution proves freedom from deadlock), plus every
+// matched group's "all start before any completes". Unsatisfiable means a cycle, which the unsat
+// core names.
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "verify/parametric/prover.h"
@@ -111,30 +114,6 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
       cand.missingEdge = "NCCL needs every member to issue it with the same root, sizes, dtype and reduction";
       plainQuery(matching, pair && va && vb && diff, cand);
     }
-    // Per-rank size rules of the type.
-    int64_t n = static_cast<int64_t>(c.team.size());
-    std::optional<z3::expr> bad;
-    std::string rule;
-    if (c.type == CommunicationType::kAllgather) {
-      bad = ci.outputCount != m_.ctx.int_val(n) * ci.inputCount;
-      rule = "an Allgather over " + std::to_string(n) + " ranks needs an output of " + std::to_string(n) + " x its input";
-    } else if (c.type == CommunicationType::kReduceScatter) {
-      bad = ci.inputCount != m_.ctx.int_val(n) * ci.outputCount;
-      rule = "a ReduceScatter over " + std::to_string(n) + " ranks needs an input of " + std::to_string(n) +
-             " x its output";
-    } else if (c.type == CommunicationType::kAllreduce) {
-      bad = ci.outputCount != ci.inputCount;
-      rule = "an Allreduce needs input and output of the same size";
-    }
-    if (bad) {
-      Candidate cand;
-      cand.kind = FindingKind::kCollectiveMismatch;
-      cand.property = matching.name;
-      cand.summary = "'" + m_.describe(t) + "': " + rule;
-      cand.sites = {FocusSite::of("here", t.id, idx)};
-      cand.missingEdge = rule;
-      plainQuery(matching, v && enc_.at(t.id, idx, *bad), cand);
-    }
   }
 
   if (!hasP2P && allUniform) {
@@ -146,12 +125,13 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
 
   // ---- enumeration: point-to-point operations, or collectives that did not match up ----
   std::vector<CommInstance> insts;
+  std::vector<CommInstance> waitInsts;  // Wait markers, to find what orders one communication before another
   std::string why;
   const int64_t kLimit = 100000;
   for (int64_t r = 0; r < D && why.empty(); ++r) {
     z3::expr rv = m_.ctx.int_val(r);
     for (const Template& t : m_.templates) {
-      if (!t.recorded || t.kind != TemplateKind::kComm || !why.empty()) continue;
+      if (!t.recorded || (t.kind != TemplateKind::kComm && t.kind != TemplateKind::kWait) || !why.empty()) continue;
       std::function<void(size_t, std::vector<int64_t>)> rec = [&](size_t l, std::vector<int64_t> idx) {
         if (!why.empty()) return;
         std::vector<z3::expr> terms;
@@ -163,8 +143,8 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
             why = "whether '" + m_.describe(t) + "' runs depends on symbolic sizes";
             return;
           }
-          insts.push_back({r, t.id, idx, 0});
-          if (static_cast<int64_t>(insts.size()) > kLimit) why = "more than 100000 communications";
+          (t.kind == TemplateKind::kWait ? waitInsts : insts).push_back({r, t.id, idx, 0});
+          if (static_cast<int64_t>(insts.size() + waitInsts.size()) > kLimit) why = "more than 100000 communications";
           return;
         }
         const LoopVar* lv = t.loops[l];
@@ -328,11 +308,56 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
     for (size_t l = 0; l < x.idx.size(); ++l) s += ", " + t.loops[l]->name() + "=" + std::to_string(x.idx[l]);
     return s + ")";
   };
+  // A rank orders one communication before a later one only through its communicator (one at a
+  // time, in issue order) or through a Wait on the first issued before the second is posted (a
+  // communication orders nothing after it by itself): these edges are a superset of the rank's
+  // orderings between communications, so a schedule that satisfies them exists in every run.
+  const size_t kUndecided = SIZE_MAX;  // a Wait whose target depends on symbolic sizes: assume the edge
+  auto firstWait = [&](const CommInstance& c) -> std::optional<size_t> {
+    std::optional<size_t> best;
+    for (size_t w = 0; w < waitInsts.size(); ++w) {
+      const CommInstance& x = waitInsts[w];
+      if (x.rank != c.rank) continue;
+      for (const WaitSource& src : m_.t(x.tmpl).waits) {
+        if (src.tmpl != c.tmpl) continue;
+        z3::expr rv = m_.ctx.int_val(x.rank);
+        z3::expr on = atRank(m_, enc_.at(x.tmpl, terms(x), src.cond), rv).simplify();
+        z3::expr same = m_.ctx.bool_val(true);
+        for (size_t l = 0; l < src.idx.size(); ++l)
+          same = same && atRank(m_, enc_.at(x.tmpl, terms(x), src.idx[l]), rv) == m_.ctx.int_val(c.idx[l]);
+        z3::expr hit = (on && same).simplify();
+        if (!hit.is_true() && !hit.is_false()) return kUndecided;
+        if (hit.is_false()) continue;
+        if (!best || *best == kUndecided || enc_.before(x.tmpl, terms(x), waitInsts[*best].tmpl, terms(waitInsts[*best])).simplify().is_true())
+          best = w;
+      }
+    }
+    return best;
+  };
   for (auto& [r, v] : perRank) {
-    for (size_t k = 0; k + 1 < v.size(); ++k) {
-      int a = v[k], b = v[k + 1];
-      track(e[static_cast<size_t>(a)] <= s[static_cast<size_t>(b)],
-            instStr(a) + " is issued before " + instStr(b) + " on rank " + std::to_string(r));
+    std::map<std::string, int> lastOn;
+    for (size_t k = 0; k < v.size(); ++k) {
+      int b = v[k];
+      const CommInstance& xb = insts[static_cast<size_t>(b)];
+      const std::string& comm = m_.t(xb.tmpl).comm->communicator;
+      if (auto it = lastOn.find(comm); it != lastOn.end())
+        track(e[static_cast<size_t>(it->second)] <= s[static_cast<size_t>(b)],
+              instStr(it->second) + " runs before " + instStr(b) + " on communicator " + comm + " (rank " +
+                  std::to_string(r) + ")");
+      lastOn[comm] = b;
+      for (size_t j = 0; j < k; ++j) {
+        int a = v[j];
+        const CommInstance& xa = insts[static_cast<size_t>(a)];
+        if (m_.t(xa.tmpl).comm->communicator == comm) continue;
+        auto w = firstWait(xa);
+        if (!w) continue;
+        if (*w != kUndecided) {
+          const CommInstance& xw = waitInsts[*w];
+          if (!enc_.before(xw.tmpl, terms(xw), xb.tmpl, terms(xb)).simplify().is_true()) continue;
+        }
+        track(e[static_cast<size_t>(a)] <= s[static_cast<size_t>(b)],
+              instStr(a) + " is waited for before " + instStr(b) + " is posted on rank " + std::to_string(r));
+      }
     }
   }
   for (const auto& g : groups) {
@@ -349,8 +374,8 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
   z3::check_result r = dl.check();
   if (r == z3::sat) {
     deadlock.notes.push_back("enumerated " + std::to_string(insts.size()) +
-                             " communications on all ranks: a schedule exists even with each rank's communications "
-                             "serialized in issue order");
+                             " communications on all ranks: a schedule exists with every communicator's order and every "
+                             "Wait that precedes a later post");
     return;
   }
   if (r == z3::unknown) {

@@ -83,9 +83,10 @@ void Prover::checkJoins(PropertyState& st) {
     int x = enc_.instance(t.id, ix);
     z3::expr q = enc_.inst(x).valid && enc_.notBefore(x, exit);
     Candidate c;
-    c.kind = FindingKind::kMissingJoin;
+    c.kind = isCommunication(t) ? FindingKind::kUnwaitedCommunication : FindingKind::kMissingJoin;
     c.property = st.name;
-    c.summary = "'" + m_.describe(t) + "' is not joined to the default stream before the program returns";
+    c.summary = isCommunication(t) ? "'" + m_.describe(t) + "' is never waited before the program returns"
+                                   : "'" + m_.describe(t) + "' is not joined to the default stream before the program returns";
     c.sites = {FocusSite::of("unjoined", t.id, ix, t.accesses.empty() ? -1 : 0)};
     c.missingEdge = isCommunication(t) ? "no Wait for this communication orders it before the exit on the default stream"
                                        : "the default stream does not wait (Synchronize) for this stream before the exit";

@@ -142,6 +142,13 @@ class SymbolicRun {
       m_.domainNotes.push_back(ds.to_string() + " != 0");
     }
   }
+  // The shape of a buffer allocated here for `tv` (one chunk of its Stream axes inside the loop
+  // over them: buffer_rules.h, allocatedPerStreamChunk).
+  std::vector<z3::expr> allocationShape(const TensorView& tv, const Stmt* at) {
+    std::vector<const ForLoop*> enclosing;
+    for (const auto& [lv, term] : loops_) enclosing.push_back(lv->loop);
+    return shapeOf(tv, sem::allocatedPerStreamChunk(tv, enclosing), at);
+  }
   std::vector<z3::expr> shapeOf(const TensorView& tv, bool streamChunk, const Stmt* at) {
     return sem::bufferShapeRule<z3::expr>(tv, streamChunk, [&](const Scalar& e) { return evalInt(e, at); });
   }
@@ -493,6 +500,7 @@ class SymbolicRun {
   z3::solver scratch_;
   // Coalescing (StartCoalescing .. EndCoalescing, within one scope).
   bool coalescing_ = false;
+  const Stmt* coalesceStart_ = nullptr;
   const Scope* coalesceScope_ = nullptr;
   std::vector<CommInfo::P2POp> pendingOps_;
   std::vector<std::tuple<std::vector<ViewAlt>, bool, const TensorView*>> pendingAccesses_;
@@ -572,6 +580,9 @@ void SymbolicRun::run() {
     if (st_.bound.count(in)) st_.bound[out] = st_.bound[in];
 
   runScope(p_.body());
+  if (coalescing_)
+    issue(FindingKind::kUnclosedCoalescing, coalesceStart_, tru(),
+          "opens a group of sends and receives that no EndCoalescing closes before the program returns");
 
   // Exit: the caller's stream reaches the end of the program and reads the outputs.
   st_.cur = defaultStream();
@@ -686,7 +697,11 @@ void SymbolicRun::runStmt(const Stmt& s) {
       runP2P(*s.as<P2PCommunication>());
       break;
     case StmtKind::kStartCoalescing:
+      if (coalescing_)
+        issue(FindingKind::kUnclosedCoalescing, coalesceStart_, tru(),
+              "opens a group of sends and receives that is still open when another StartCoalescing begins");
       coalescing_ = true;
+      coalesceStart_ = &s;
       pendingOps_.clear();
       pendingAccesses_.clear();
       pendingIds_.clear();
@@ -932,7 +947,7 @@ void SymbolicRun::runAllocate(const Allocate& a) {
   int st = site(&a, 0, a.tv);
   ViewAlt f;
   f.buf = freshBuffer(st);
-  f.view = View::whole(shapeOf(*a.tv, !loops_.empty(), &a));
+  f.view = View::whole(allocationShape(*a.tv, &a));
   allocMarker(&a, f.buf, when, a.tv);
   bindWhen(a.tv, when, {f}, &a);
   if (a.zeroInit && record_) {
@@ -973,7 +988,7 @@ void SymbolicRun::runDeallocate(const Deallocate& d) {
 void SymbolicRun::runAliasSelect(const AliasSelect& a) {
   Need in = need(a.in, a, "input", tru());
   if (in.alts.empty()) return;
-  const auto& dom = a.in->loop();
+  const std::vector<IterDomain*> dom = sem::bufferDomain(*a.in);
   auto pos = std::find(dom.begin(), dom.end(), a.axis);
   if (pos == dom.end()) {
     for (auto it = dom.begin(); it != dom.end(); ++it)
@@ -988,6 +1003,8 @@ void SymbolicRun::runAliasSelect(const AliasSelect& a) {
     z3::expr index = evalInt(a.index, &a);
     for (const auto& alt : in.alts) {
       if (dim >= alt.view.rank()) {
+        issue(FindingKind::kShapeMismatch, &a, alt.cond,
+              a.in->nameStr() + " is bound to a view with fewer dimensions than its domain");
         unsupported(&a, a.in->nameStr() + " is bound to a view with fewer dimensions than its domain");
         continue;
       }
@@ -1011,28 +1028,40 @@ void SymbolicRun::runAliasSelect(const AliasSelect& a) {
 void SymbolicRun::runShardByStream(const ShardByStream& a) {
   Need in = need(a.in, a, "input", tru());
   if (in.alts.empty()) return;
-  const TensorView* ref = a.out;
-  int streamPos = ref ? ref->loopAxisOf(ParallelType::kStream) : -1;
-  if (streamPos < 0) {
-    ref = a.in;
-    streamPos = a.in->loopAxisOf(ParallelType::kStream);
+  // The chunk count is the extent of the Stream axis of the output's buffer domain, else the
+  // input's (view_rules.cpp, shardByStreamView).
+  auto streamAxis = [](const std::vector<IterDomain*>& d) {
+    return std::find_if(d.begin(), d.end(), [](const IterDomain* id) { return id->isStream(); });
+  };
+  std::vector<IterDomain*> dom = sem::bufferDomain(*a.out);
+  auto stream = streamAxis(dom);
+  if (stream == dom.end()) {
+    dom = sem::bufferDomain(*a.in);
+    stream = streamAxis(dom);
   }
-  if (streamPos < 0) {
+  if (stream == dom.end()) {
     issue(FindingKind::kShapeMismatch, &a, tru(), "neither " + a.in->nameStr() + " nor its shard has a Stream axis");
+    unsupported(&a, "a ShardByStream without a Stream axis");
     return;
   }
-  const auto& dom = ref->loop();
-  int dim = sem::bufferDimsOf(dom)[static_cast<size_t>(streamPos)];
+  size_t streamPos = static_cast<size_t>(stream - dom.begin());
+  int dim = sem::bufferDimsOf(dom)[streamPos];
   int outRank = 0;
   for (IterDomain* id : a.out->loop()) outRank += id->isReduction() ? 0 : 1;
-  z3::expr chunks = evalInt(dom[static_cast<size_t>(streamPos)]->extent(), &a);
+  z3::expr chunks = evalInt(dom[streamPos]->extent(), &a);
   z3::expr index = evalInt(a.streamIndex, &a);
   std::vector<ViewAlt> out;
   for (const auto& alt : in.alts) {
-    int d = dim >= alt.view.rank() ? 0 : dim;
+    if (dim >= alt.view.rank()) {
+      issue(FindingKind::kShapeMismatch, &a, alt.cond,
+            "the Stream axis of " + a.in->nameStr() + " is beyond the dimensions of its view");
+      unsupported(&a, "a ShardByStream along a dimension its input's view does not have");
+      continue;
+    }
+    int d = dim;
     auto r = sem::shardByStreamRule(alt.view, d, chunks, index, outRank == alt.view.rank() + 1);
     issue(FindingKind::kViewOutOfBounds, &a, conj(alt.cond, !r.inBounds),
-          "takes chunk " + a.streamIndex.str() + " of " + dom[static_cast<size_t>(streamPos)]->extent().str() + " of " +
+          "takes chunk " + a.streamIndex.str() + " of " + dom[streamPos]->extent().str() + " of " +
               a.in->nameStr() + " along dimension " + std::to_string(d) + ", outside its extent");
     ViewAlt x = alt;
     x.cond = conj(alt.cond, r.inBounds).simplify();
@@ -1120,7 +1149,7 @@ void SymbolicRun::runHostOp(const HostOp& h) {
   for (const auto& n : ins) inSizes.push_back(n.alts.empty() ? std::vector<z3::expr>{} : n.alts.front().view.sizes());
   bool copy = e->type() == OpType::kSet || e->type() == OpType::kPermute;
   std::vector<z3::expr> shape = sem::opOutputShapeRule<z3::expr>(
-      *e, inSizes, [&]() { return shapeOf(*out, !loops_.empty(), &h); });
+      *e, inSizes, [&]() { return allocationShape(*out, &h); });
   std::vector<ViewAlt> w = outputViews(out, shape, h, computeCond);
   int id = templateId(&h, 0);
   Template* t = emit(id, copy ? TemplateKind::kWork : TemplateKind::kWork, &h, name, conj(pc_, computeCond));
@@ -1147,7 +1176,7 @@ void SymbolicRun::runPostOnStream(const PostOnStream& k) {
     }
     z3::expr freshWhen = conj(ok, !bound).simplify();
     if (!freshWhen.is_false()) {
-      auto f = outputViews(tv, shapeOf(*tv, !loops_.empty(), &k), k, freshWhen);
+      auto f = outputViews(tv, allocationShape(*tv, &k), k, freshWhen);
       w.insert(w.end(), f.begin(), f.end());
     }
     outs.push_back(w);
@@ -1164,7 +1193,15 @@ void SymbolicRun::runCommunication(const Communication& c) {
   inTeam = inTeam.simplify();
   if (inTeam.is_false()) return;
   z3::expr root = num(-1);
-  if (c.root) root = evalInt(*c.root, &c);
+  if (c.root) {
+    root = evalInt(*c.root, &c);
+    z3::expr member = fls();
+    for (int64_t r : c.team) member = disj(member, root == num(r));
+    issue(FindingKind::kBadRoot, &c, conj(inTeam, !member),
+          "has root " + c.root->str() + ", which is not a member of its team");
+  } else if (isRooted(c.type)) {
+    throw Error(c.loc.str() + ": a " + communicationTypeName(c.type) + " needs a root");
+  }
   z3::expr isRoot = (root == m_.rank).simplify();
   z3::expr reads = tru(), writes = tru();
   switch (c.type) {
@@ -1200,6 +1237,11 @@ void SymbolicRun::runCommunication(const Communication& c) {
   if (c.root) info->root = root;
   if (!reads.is_false()) info->inputCount = z3::ite(reads, numelOf(in.alts), num(0)).simplify();
   if (!writes.is_false()) info->outputCount = z3::ite(writes, numelOf(out.alts), num(0)).simplify();
+  z3::expr sized = sem::communicationSizeRule<z3::expr>(c.type, static_cast<int64_t>(c.team.size()), isRoot, reads,
+                                                         writes, info->inputCount, info->outputCount);
+  issue(FindingKind::kCommunicationSize, &c, conj(ok, !sized),
+        std::string("the buffers of this ") + communicationTypeName(c.type) + " break its size rule over " +
+            std::to_string(c.team.size()) + " ranks");
   for (const auto& a : in.alts)
     issue(FindingKind::kNonContiguousComm, &c, conj(conj(ok, reads), conj(a.cond, !a.view.contiguous())),
           "input " + c.input->nameStr() + " is a non-contiguous view");

@@ -34,19 +34,25 @@ bool compatible(FindingKind parametric, FindingKind bounded) {
   switch (parametric) {
     case FindingKind::kUnboundTensor:
       return bounded == FindingKind::kUseAfterDeallocate;
+    case FindingKind::kMissingWait:
+      return bounded == FindingKind::kWaitOnWrongStream;
+    case FindingKind::kUnwaitedCommunication:
+      return bounded == FindingKind::kMissingJoin;
     case FindingKind::kCollectiveMismatch:
-      return bounded == FindingKind::kDeadlock || bounded == FindingKind::kP2PUnpaired;
+      return bounded == FindingKind::kDeadlock || bounded == FindingKind::kP2PUnpaired ||
+             bounded == FindingKind::kMismatchedStatements;
     case FindingKind::kP2PUnpaired:
       return bounded == FindingKind::kCollectiveMismatch;
     case FindingKind::kDeadlock:
-      return bounded == FindingKind::kCollectiveMismatch;
+      return bounded == FindingKind::kCollectiveMismatch || bounded == FindingKind::kMismatchedStatements;
     default:
       return false;
   }
 }
 
 bool crossRank(FindingKind k) {
-  return k == FindingKind::kCollectiveMismatch || k == FindingKind::kP2PUnpaired || k == FindingKind::kDeadlock;
+  return k == FindingKind::kCollectiveMismatch || k == FindingKind::kP2PUnpaired || k == FindingKind::kDeadlock ||
+         k == FindingKind::kMismatchedStatements;
 }
 
 bool sameSite(const Site& a, const Site& b) {
@@ -243,6 +249,11 @@ bool Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, cons
     z3::expr later = enc_.before(c.sites[1].tmpl, c.sites[1].idx, c.sites[0].tmpl, c.sites[0].idx);
     if (mdl->eval(later, true).is_true()) std::swap(ordered.sites[0], ordered.sites[1]);
   }
+  // A communication's buffer used after its post without a Wait ordering the use: the bounded
+  // checker calls it a missing Wait (or a Wait on the wrong stream).
+  if (c.kind == FindingKind::kRace && ordered.sites.size() == 2 && ordered.sites[0].tmpl >= 0 &&
+      m_.t(ordered.sites[0].tmpl).kind == TemplateKind::kComm)
+    ordered.kind = FindingKind::kMissingWait;
   Witness w = makeWitness(*mdl, ordered);
   if (c.kind == FindingKind::kRace && w.sites.size() == 2) {
     bool firstComm = m_.t(ordered.sites[0].tmpl).kind == TemplateKind::kComm;
