@@ -1,5 +1,7 @@
 // `braid lower WORKLOAD [options]` builds a catalog workload (docs/WORKLOADS.md), lowers it to a
 // host program (docs/LOWERING.md) and prints it; `braid lower --list` lists the catalog.
+// `--verify-each` verifies the program after every pass and names the first pass whose output
+// fails (exit 1) or is not proven (exit 4); the report goes to stderr.
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +11,7 @@
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
 #include "passes/lower.h"
+#include "verify/parametric/program_check.h"
 
 namespace braid::cli {
 namespace {
@@ -19,6 +22,8 @@ struct LowerArgs {
   WorkloadFlags flags;
   bool dumpPasses = false;
   bool modern = false;
+  bool verifyEach = false;
+  std::string verifyMode = "auto";
   std::string output;
 };
 
@@ -32,7 +37,28 @@ int runLower(const LowerArgs& a) {
   Workload w = makeWorkload(a.workload, p);
   LowerConfig cfg;
   cfg.dumpPasses = a.dumpPasses;
-  HostProgram prog = lower(*w.fusion, w.params.lowering, w.params.devices, cfg);
+  HostProgram prog;
+  int rc = 0;
+  if (a.verifyEach) {
+    auto mode = verify::parseVerifyMode(a.verifyMode);
+    if (!mode) throw Error("--verify-mode must be auto, bounded or parametric, got '" + a.verifyMode + "'");
+    verify::CheckOptions o;
+    // Lowered programs have concrete sizes; auto proves them for every numberOfStreams when braid
+    // has Z3, and checks the workload's stream count otherwise.
+    o.mode = *mode == verify::VerifyMode::kAuto
+                 ? (verify::parametricAvailable() ? verify::VerifyMode::kParametric : verify::VerifyMode::kBounded)
+                 : *mode;
+    o.bounded.ranks = w.params.devices;
+    o.bounded.streams = w.params.streams;
+    o.bounded.parallelismWarnings = false;
+    verify::EachPassResult r =
+        verify::lowerVerifyingEachPass(*w.fusion, w.params.lowering, w.params.devices, o, cfg);
+    std::cerr << r.report();
+    prog = std::move(r.program);
+    rc = !r.firstFailing.empty() ? 1 : !r.firstUnproven.empty() ? 4 : 0;
+  } else {
+    prog = lower(*w.fusion, w.params.lowering, w.params.devices, cfg);
+  }
   PrintOptions po;
   po.dialect = a.modern ? HostIrDialect::kModern : HostIrDialect::kLegacy;
   std::string text = print(prog, po);
@@ -43,7 +69,7 @@ int runLower(const LowerArgs& a) {
     if (!f) throw Error("cannot write " + a.output);
     f << text;
   }
-  return 0;
+  return rc;
 }
 
 BRAID_REGISTER_COMMAND(Command{
@@ -55,6 +81,11 @@ BRAID_REGISTER_COMMAND(Command{
       addWorkloadFlags(sub, a->flags, WorkloadParams{});
       sub.add_flag("--dump-passes", a->dumpPasses, "print the program after every pass on stderr (also BRAID_DUMP=passes)");
       sub.add_flag("--modern", a->modern, "print the newer nvFuser dialect");
+      sub.add_flag("--verify-each", a->verifyEach,
+                   "verify the program after every pass and name the first pass whose output fails (report on "
+                   "stderr)");
+      sub.add_option("--verify-mode", a->verifyMode,
+                     "--verify-each's checker: auto (parametric with Z3, else bounded), bounded or parametric");
       sub.add_option("--output,-o", a->output, "write the host program to this file instead of stdout");
       return [a] { return runLower(*a); };
     },

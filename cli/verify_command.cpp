@@ -1,7 +1,11 @@
-// `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--json]`: the exact
-// bounded checker. `--rank-program R=FILE` gives a rank its own program (nvFuser prints one per
-// device). Exit 0 when the program is correct for those bindings, 1 when a bug is found (warnings
-// and notes alone do not fail), 2 on bad input.
+// `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--mode M] [--json]`.
+// Bounded mode is exact for the bindings given; parametric mode (Z3) proves the properties for
+// every value of the sizes left symbolic and of numberOfStreams, or finds a counterexample that
+// the bounded checker confirms. --mode auto (the default) picks parametric when symbols stay
+// unbound, bounded otherwise. Exit 0 correct / proven, 1 a bug was found, 2 bad input,
+// 4 inconclusive (parametric: unknown, timeout, unsupported construct, unconfirmed candidate).
+// Warnings and notes alone do not fail. `--rank-program R=FILE` gives a rank its own program
+// (nvFuser prints one per device); the bounded checker runs them.
 #include <filesystem>
 #include <iostream>
 
@@ -10,9 +14,11 @@
 #include "cli/rank_programs.h"
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
+#include "ir/scalar_parser.h"
 #include "passes/lower.h"
 #include "ir/semantics/interpreter.h"
 #include "verify/checker.h"
+#include "verify/parametric/program_check.h"
 
 namespace braid::cli {
 namespace {
@@ -20,10 +26,15 @@ namespace {
 struct VerifyArgs {
   std::string target;
   std::vector<std::string> binds;
+  std::vector<std::string> assumptions;
   int64_t ranks = 0;
   bool json = false;
   bool noWarnings = false;
   std::vector<std::string> rankPrograms;
+  std::string mode = "auto";
+  int64_t maxStreams = 8;
+  double timeout = 4;
+  unsigned resourceLimit = 0;
   WorkloadFlags flags;
 };
 
@@ -35,7 +46,8 @@ WorkloadParams verifyDefaults() {
   return p;
 }
 
-HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks) {
+HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
+  *workload = false;
   if (std::filesystem::exists(a.target)) return parseHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
@@ -50,6 +62,7 @@ HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks) {
   assignPrintedLocations(p, a.target + ".hir");
   p.sourceName = a.target + " (lowered)";
   *ranks = w.params.devices;
+  *workload = true;
   return p;
 }
 
@@ -62,6 +75,17 @@ BRAID_REGISTER_COMMAND(Command{
                      "for every rank");
       sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
       sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
+      sub.add_option("--mode", args->mode,
+                     "auto (parametric when sizes stay unbound, else bounded), bounded, or parametric (Z3)");
+      sub.add_option("--assume", args->assumptions,
+                     "parametric: a condition on the extents to assume, e.g. 'i0 % 16 == 0' (repeatable; stated in "
+                     "the verdict)");
+      sub.add_option("--max-streams", args->maxStreams,
+                     "parametric: the bound of the per-numberOfStreams fallback (default 8)");
+      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)");
+      sub.add_option("--resource-limit", args->resourceLimit,
+                     "parametric: Z3's deterministic work limit per solver (rlimit; default none), for runs that "
+                     "must give the same answer on every machine");
       sub.add_flag("--json", args->json, "print the findings as JSON");
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
       addRankProgramOption(sub, args->rankPrograms);
@@ -70,39 +94,68 @@ BRAID_REGISTER_COMMAND(Command{
         const WorkloadFlags& f = args->flags;
         if (f.has(f.streams) && f.streams <= 0) throw Error("--streams must be positive");
         if (args->ranks < 0) throw Error("--ranks must be positive");
-        verify::VerifyOptions o;
-        o.bindings = parseBindings(args->binds);
-        o.streams = f.has(f.streams) ? f.streams : 4;
-        o.parallelismWarnings = !args->noWarnings;
+        if (args->maxStreams < 1) throw Error("--max-streams must be positive");
+        if (args->timeout <= 0) throw Error("--timeout must be positive");
+        auto mode = verify::parseVerifyMode(args->mode);
+        if (!mode) throw Error("--mode must be auto, bounded or parametric, got '" + args->mode + "'");
+        verify::CheckOptions o;
+        o.mode = *mode;
+        o.bounded.bindings = parseBindings(args->binds);
+        o.bounded.streams = f.has(f.streams) ? f.streams : 4;
+        o.bounded.parallelismWarnings = !args->noWarnings;
         int64_t ranks = args->ranks;
         RankPrograms rp = loadRankPrograms(args->rankPrograms);
         if (args->target.empty() && rp.empty())
           throw Error("give a host IR file or workload to verify, or --rank-program RANK=FILE for every rank");
-        HostProgram p;
-        if (!args->target.empty()) {
-          p = loadTarget(*args, &ranks);
-          if (p.sourceName.empty()) p.sourceName = args->target;
-        } else {
-          // Every rank runs its own program: the ranks are those given (or --ranks).
-          int64_t given = rp.byRank.rbegin()->first + 1;
-          for (const auto& [rank, prog] : rp.byRank) given = std::max(given, sem::ranksFromProgram(*prog));
-          if (ranks <= 0) ranks = given;
-          requireEveryRank(rp, ranks);
-        }
-        o.ranks = ranks;
-        o.rankPrograms = rp.byRank;
-        verify::VerifyResult r = verify::verifyProgram(args->target.empty() ? *rp.byRank.begin()->second : p, o);
-        if (!rp.empty())
+        if (!rp.empty()) {
+          if (o.mode == verify::VerifyMode::kParametric)
+            throw Error("--rank-program is checked by the bounded checker only: drop --mode parametric");
+          HostProgram p;
+          if (!args->target.empty()) {
+            bool workload = false;
+            p = loadTarget(*args, &ranks, &workload);
+            if (p.sourceName.empty()) p.sourceName = args->target;
+          } else {
+            // Every rank runs its own program: the ranks are those given (or --ranks).
+            int64_t given = rp.byRank.rbegin()->first + 1;
+            for (const auto& [rank, prog] : rp.byRank) given = std::max(given, sem::ranksFromProgram(*prog));
+            if (ranks <= 0) ranks = given;
+            requireEveryRank(rp, ranks);
+          }
+          o.bounded.ranks = ranks;
+          o.bounded.rankPrograms = rp.byRank;
+          verify::VerifyResult r =
+              verify::verifyProgram(args->target.empty() ? *rp.byRank.begin()->second : p, o.bounded);
           r.program = (args->target.empty() ? "" : p.sourceName + " (other ranks), ") + rp.describe();
-        if (args->json) {
-          std::cout << verify::formatJson(r) << "\n";
-        } else {
-          std::cout << verify::formatReport(r);
+          std::cout << (args->json ? verify::formatJson(r) + "\n" : verify::formatReport(r));
+          return r.ok() ? 0 : 1;
         }
-        return r.ok() ? 0 : 1;
+        bool workload = false;
+        HostProgram p = loadTarget(*args, &ranks, &workload);
+        if (p.sourceName.empty()) p.sourceName = args->target;
+        o.bounded.ranks = ranks;
+        // For a workload, --streams is its chunk count; the parametric proof covers every
+        // numberOfStreams. For a file, --streams (or --bind numberOfStreams=S) fixes it.
+        if (!workload && f.has(f.streams)) o.parametric.streams = f.streams;
+        if (auto it = o.bounded.bindings.find(kNumberOfStreams); it != o.bounded.bindings.end())
+          o.parametric.streams = it->second;
+        o.parametric.maxStreams = args->maxStreams;
+        for (const auto& a : args->assumptions) o.parametric.assumptions.push_back(parseScalar(a, "--assume"));
+        o.parametric.timeoutMs = static_cast<unsigned>(args->timeout * 1000);
+        o.parametric.resourceLimit = args->resourceLimit;
+        if (verify::chooseMode(p, o) == verify::VerifyMode::kParametric && !verify::parametricAvailable())
+          throw Error("braid was built without Z3 (BRAID_WITH_Z3=OFF): parametric mode is unavailable");
+        verify::ProgramCheck c = verify::checkProgram(p, o);
+        if (args->json) {
+          std::cout << (c.bounded ? verify::formatJson(*c.bounded) : verify::formatParametricJson(*c.parametric)) << "\n";
+        } else {
+          std::cout << c.report;
+        }
+        return c.exitCode;
       };
     },
-    "check a host program's synchronization, aliasing and collectives (exact for given sizes)"});
+    "check a host program's synchronization, aliasing and collectives (exact for given sizes, or proved for all "
+    "sizes with Z3)"});
 
 }  // namespace
 }  // namespace braid::cli

@@ -36,6 +36,7 @@ HostProgram lower(Fusion& fusion, const LoweringOptions& options, int64_t device
   if (config.dumpPasses) pm.setDump(true, config.dumpStream);
   else if (pm.dumping()) pm.setDump(true, config.dumpStream);
   addStandardPasses(pm);
+  for (const auto& hook : config.afterPass) pm.addAfterPassHook(hook);
   pm.run(ctx);
   return std::move(ctx.program);
 }

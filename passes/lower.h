@@ -9,6 +9,7 @@
 #include "ir/host_ir.h"
 #include "ir/lowering_options.h"
 #include "passes/pass.h"
+#include "passes/pass_manager.h"
 
 namespace braid {
 
@@ -16,6 +17,7 @@ struct LowerConfig {
   bool dumpPasses = false;            // also on with BRAID_DUMP=passes
   std::ostream* dumpStream = nullptr;  // std::cerr when null
   ShouldMergeFn shouldMerge;          // segmentation's predicate; empty: the default
+  std::vector<AfterPassHook> afterPass;  // instrumentation after every pass (pass_manager.h)
 };
 
 // Lowers `fusion` for `devices` ranks. Throws NotLowerableError (the fusion or schedule cannot be

@@ -61,12 +61,14 @@ void PassManager::run(LoweringContext& ctx) {
   for (const auto& pass : passes_) {
     bool changed = pass->run(ctx);
     checkWellFormed(ctx, pass->name());
-    if (!dump_) continue;
-    out << "// ===== after pass " << pass->name() << (changed ? "" : " (no change)") << " =====\n";
-    for (size_t i = notes_seen; i < ctx.notes.size(); ++i) out << "// " << ctx.notes[i] << "\n";
-    notes_seen = ctx.notes.size();
-    if (ctx.hasProgram) out << print(ctx.program);
-    else out << printFusion(ctx.fusion);
+    if (dump_) {
+      out << "// ===== after pass " << pass->name() << (changed ? "" : " (no change)") << " =====\n";
+      for (size_t i = notes_seen; i < ctx.notes.size(); ++i) out << "// " << ctx.notes[i] << "\n";
+      notes_seen = ctx.notes.size();
+      if (ctx.hasProgram) out << print(ctx.program);
+      else out << printFusion(ctx.fusion);
+    }
+    for (const auto& hook : hooks_) hook(pass->name(), changed, ctx);
   }
 }
 

@@ -3,6 +3,7 @@
 // `braid lower --dump-passes`) prints the fusion or the host program after each pass.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -12,10 +13,16 @@
 
 namespace braid {
 
+// Instrumentation called after every pass (and after the well-formedness check) with the pass's
+// name, whether it changed anything and the context; e.g. `braid lower --verify-each` runs the
+// verifier from one. Passes never see hooks; a hook that throws stops the pipeline.
+using AfterPassHook = std::function<void(const std::string& pass, bool changed, const LoweringContext& ctx)>;
+
 class PassManager {
  public:
   PassManager();
   void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+  void addAfterPassHook(AfterPassHook h) { hooks_.push_back(std::move(h)); }
   // Dumps go to `out` (std::cerr when null). Dumping is on when BRAID_DUMP contains "passes".
   void setDump(bool on, std::ostream* out = nullptr) {
     dump_ = on;
@@ -27,6 +34,7 @@ class PassManager {
 
  private:
   std::vector<std::unique_ptr<Pass>> passes_;
+  std::vector<AfterPassHook> hooks_;
   bool dump_ = false;
   std::ostream* out_ = nullptr;
 };

@@ -1,0 +1,16 @@
+// A finding's or witness's site as text and JSON, in the layout `braid verify` prints for the
+// bounded checker (verify/checker.cpp formats its sites the same way).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "verify/finding.h"
+
+namespace braid::verify {
+
+// "  write: T3 = Set(T2)   [file:12:5]\n      rank 0, on worker stream 1, StreamIdx=1, ...\n".
+std::string siteText(const Site& s);
+nlohmann::json siteJson(const Site& s);
+
+}  // namespace braid::verify
