@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "ir/error.h"
 
@@ -104,6 +105,31 @@ DepKind depOf(sem::EdgeKind k) {
   }
 }
 
+// "NCCL team (0 1 2 ... 8191)" -> "NCCL team (0-8191)": communicator names of big teams stay short.
+std::string shortCommunicatorName(const std::string& key) {
+  auto open = key.find('(');
+  auto close = key.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return key;
+  std::vector<int64_t> ranks;
+  std::istringstream in(key.substr(open + 1, close - open - 1));
+  for (int64_t r; in >> r;) ranks.push_back(r);
+  if (ranks.size() <= 8) return key;
+  std::string out;
+  size_t i = 0, ranges = 0;
+  while (i < ranks.size()) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (ranges == 4) {
+      out += ", ...";
+      break;
+    }
+    out += (ranges ? ", " : "") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    ++ranges;
+    i = j + 1;
+  }
+  return key.substr(0, open + 1) + out + ")";
+}
+
 }  // namespace
 
 double hostCost(const Stmt& s, const HostCosts& h) {
@@ -202,7 +228,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       const sem::Event& e = g.events[static_cast<size_t>(id)];
       if (isCommunication(e.kind)) {
         auto [it, inserted] = comm_stream.try_emplace({gpu, e.communicator}, -1);
-        if (inserted) it->second = newStream(gpu, TimelineStreamKind::kCommunicator, e.communicator);
+        if (inserted) it->second = newStream(gpu, TimelineStreamKind::kCommunicator, shortCommunicatorName(e.communicator));
         int32_t cs = it->second;
         s.stream[static_cast<size_t>(id)] = cs;
         if (last_on[static_cast<size_t>(cs)] >= 0)
