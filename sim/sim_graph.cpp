@@ -227,13 +227,6 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     for (int32_t id : si.events) {
       const sem::Event& e = g.events[static_cast<size_t>(id)];
       if (isCommunication(e.kind)) {
-        auto [it, inserted] = comm_stream.try_emplace({gpu, e.communicator}, -1);
-        if (inserted) it->second = newStream(gpu, TimelineStreamKind::kCommunicator, shortCommunicatorName(e.communicator));
-        int32_t cs = it->second;
-        s.stream[static_cast<size_t>(id)] = cs;
-        if (last_on[static_cast<size_t>(cs)] >= 0)
-          preds[static_cast<size_t>(id)].push_back({last_on[static_cast<size_t>(cs)], DepKind::kCommOrder});
-        last_on[static_cast<size_t>(cs)] = id;
         if (last_work >= 0) preds[static_cast<size_t>(id)].push_back({last_work, DepKind::kPost});
         continue;
       }
@@ -245,6 +238,19 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       if (last_work >= 0) preds[static_cast<size_t>(id)].push_back({last_work, DepKind::kStream});
       last_work = id;
     }
+  }
+  // A communicator's stream runs its operations in the rank's issue order (event ids grow with
+  // it), whichever streams posted them.
+  for (size_t i = 0; i < n; ++i) {
+    const sem::Event& e = g.events[i];
+    if (!isCommunication(e.kind)) continue;
+    int32_t gpu = s.gpu[i];
+    auto [it, inserted] = comm_stream.try_emplace({gpu, e.communicator}, -1);
+    if (inserted) it->second = newStream(gpu, TimelineStreamKind::kCommunicator, shortCommunicatorName(e.communicator));
+    size_t cs = static_cast<size_t>(it->second);
+    s.stream[i] = it->second;
+    if (last_on[cs] >= 0) preds[i].push_back({last_on[cs], DepKind::kCommOrder});
+    last_on[cs] = static_cast<int32_t>(i);
   }
   for (const sem::Edge& e : g.edges) {
     if (e.kind == sem::EdgeKind::kStream) continue;  // rebuilt above

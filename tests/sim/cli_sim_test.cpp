@@ -118,16 +118,7 @@ TEST(SimCli, BadInputIsExitCodeTwoWithTheReason) {
 }
 
 TEST(SimCli, ADeadlockIsExitCodeOne) {
-  testing::TempDir dir("braid_sim_cli_");
-  std::string file = dir.file("unmatched.hir");
-  std::ofstream(file) << R"(%HostIrContainer { (T0_g_float[iS0{4}] (DeviceMesh{0 1})) -> (T1_g_float[iS1{4}] (DeviceMesh{0 1})) :
-  T1_g_float[iS1{4}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
-  IF Manual ( deviceIdx.x == 0 ):
-    Communication 1 (type=Allreduce, team=(0 1), input=T0_g_float[iS0{4}] (DeviceMesh{0 1}), output=T1_g_float[iS1{4}] (DeviceMesh{0 1}), backend=NCCL)
-    Wait Communication 1
-} // %HostIrContainer
-)";
-  auto r = runBraid("sim " + file + " --machine h200");
+  auto r = runBraid("sim " + testing::simDataPath("unmatched_allreduce.hir") + " --machine h200");
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.out.find("DEADLOCK"), std::string::npos) << r.out;
 }

@@ -264,16 +264,10 @@ TEST(SimEngine, ADeadlockIsReportedWithItsCycle) {
   EXPECT_NE(msg.find("a cycle"), std::string::npos) << msg;
 }
 
-const char* kUnmatched = R"(%HostIrContainer { (T0_g_float[iS0{4}] (DeviceMesh{0 1})) -> (T1_g_float[iS1{4}] (DeviceMesh{0 1})) :
-  T1_g_float[iS1{4}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
-  IF Manual ( deviceIdx.x == 0 ):
-    Communication 1 (type=Allreduce, team=(0 1), input=T0_g_float[iS0{4}] (DeviceMesh{0 1}), output=T1_g_float[iS1{4}] (DeviceMesh{0 1}), backend=NCCL)
-    Wait Communication 1
-} // %HostIrContainer
-)";
+// Rank 0 posts an Allreduce that rank 1 never posts.
 
 TEST(SimEngine, ACollectiveWithoutPartnerIsReportedNotHung) {
-  auto run = simulateText(kUnmatched, bareMachine(), {}, 2);
+  auto run = simulateFile(testing::simDataPath("unmatched_allreduce.hir"), bareMachine(), {}, 2);
   ASSERT_TRUE(run.result.engine.deadlocked);
   EXPECT_FALSE(run.result.engine.cycle);
   std::string msg = sim::describeDeadlock(run.result);
