@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <unordered_map>
 
 #include "ir/error.h"
 
@@ -92,6 +94,31 @@ struct UnionFind {
   void unite(int32_t a, int32_t b) { parent[static_cast<size_t>(find(a))] = find(b); }
 };
 
+struct FlatEdge {
+  int32_t to;
+  int32_t from;
+  DepKind kind;
+};
+
+// Kernel costs memoized by what they depend on: the loops of a program repeat the same shapes.
+class KernelCosts {
+ public:
+  explicit KernelCosts(const Machine& mc) : mc_(mc) {}
+  KernelCost of(const sem::Event& e) {
+    Key k{static_cast<int>(e.kind), e.op, e.flops, e.bytesRead + e.bytesWritten, static_cast<int>(dtypeOf(e)),
+          e.writes.empty() ? std::vector<int64_t>{} : e.writes.front().region.sizes,
+          e.reads.size() < 2 ? 0 : e.reads[1].region.rank()};
+    auto it = cache_.find(k);
+    if (it != cache_.end()) return it->second;
+    return cache_.emplace(std::move(k), kernelCost(e, mc_)).first->second;
+  }
+
+ private:
+  using Key = std::tuple<int, std::string, double, int64_t, int, std::vector<int64_t>, int>;
+  const Machine& mc_;
+  std::map<Key, KernelCost> cache_;
+};
+
 DepKind depOf(sem::EdgeKind k) {
   switch (k) {
     case sem::EdgeKind::kSync:
@@ -172,8 +199,8 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
   s.kernel.assign(n, -1);
   s.rendezvous.assign(n, -1);
 
-  std::map<int64_t, int32_t> gpu_of_rank;
-  for (size_t i = 0; i < g.ranks.size(); ++i) gpu_of_rank[g.ranks[i]] = static_cast<int32_t>(i);
+  std::vector<int32_t> gpu_of_rank(static_cast<size_t>(std::max<int64_t>(g.numRanks, 1)), -1);
+  for (size_t i = 0; i < g.ranks.size(); ++i) gpu_of_rank.at(static_cast<size_t>(g.ranks[i])) = static_cast<int32_t>(i);
 
   // Host time at which each rank's k-th statement is issued: prefix sums of instruction costs.
   std::vector<std::vector<double>> host_at(g.ranks.size());
@@ -191,9 +218,10 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
   }
 
   // Nodes and costs.
+  KernelCosts costs(mc);
   for (size_t i = 0; i < n; ++i) {
     const sem::Event& e = g.events[i];
-    int32_t gpu = gpu_of_rank.at(e.rank);
+    int32_t gpu = gpu_of_rank[static_cast<size_t>(e.rank)];
     s.gpu[i] = gpu;
     const auto& h = host_at[static_cast<size_t>(gpu)];
     double issued = h.empty() ? 0 : h[static_cast<size_t>(std::clamp<int64_t>(e.issue, 0, static_cast<int64_t>(h.size()) - 1))];
@@ -207,14 +235,14 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       s.kind[i] = NodeKind::kKernel;
       s.hostReady[i] = issued + mc.gpu.launchLatencyUs;
       s.kernel[i] = static_cast<int32_t>(s.kernels.size());
-      s.kernels.push_back(kernelCost(e, mc));
+      s.kernels.push_back(costs.of(e));
     }
   }
 
   // Streams: the program's streams, plus one per (rank, communicator) for communications.
-  std::vector<std::vector<std::pair<int32_t, DepKind>>> preds(n);
+  std::vector<FlatEdge> edges;
+  edges.reserve(2 * n + g.edges.size());
   std::vector<int32_t> sim_stream_of(g.streams.size(), -1);
-  std::map<std::pair<int32_t, std::string>, int32_t> comm_stream;
   std::vector<int32_t> last_on(0);
   auto newStream = [&](int32_t gpu, TimelineStreamKind kind, std::string name) {
     s.streams.push_back({gpu, kind, std::move(name)});
@@ -222,65 +250,79 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     return static_cast<int32_t>(s.streams.size() - 1);
   };
   for (const sem::StreamInfo& si : g.streams) {
-    int32_t gpu = gpu_of_rank.at(si.rank);
+    int32_t gpu = gpu_of_rank[static_cast<size_t>(si.rank)];
     int32_t last_work = -1;  // the last non-communication event on this program stream
     for (int32_t id : si.events) {
       const sem::Event& e = g.events[static_cast<size_t>(id)];
       if (isCommunication(e.kind)) {
-        if (last_work >= 0) preds[static_cast<size_t>(id)].push_back({last_work, DepKind::kPost});
+        if (last_work >= 0) edges.push_back({id, last_work, DepKind::kPost});
         continue;
       }
       if (sim_stream_of[static_cast<size_t>(si.id)] < 0)
         sim_stream_of[static_cast<size_t>(si.id)] =
             newStream(gpu, si.isDefault ? TimelineStreamKind::kDefault : TimelineStreamKind::kWorker, si.name);
-      int32_t ss = sim_stream_of[static_cast<size_t>(si.id)];
-      s.stream[static_cast<size_t>(id)] = ss;
-      if (last_work >= 0) preds[static_cast<size_t>(id)].push_back({last_work, DepKind::kStream});
+      s.stream[static_cast<size_t>(id)] = sim_stream_of[static_cast<size_t>(si.id)];
+      if (last_work >= 0) edges.push_back({id, last_work, DepKind::kStream});
       last_work = id;
     }
   }
   // A communicator's stream runs its operations in the rank's issue order (event ids grow with
-  // it), whichever streams posted them.
+  // it), whichever streams posted them. Communicator names can be long (a team of thousands):
+  // they are looked up once per statement.
+  std::unordered_map<const Stmt*, int32_t> communicator_of_stmt;
+  std::unordered_map<std::string, int32_t> communicator_id;
+  std::map<std::pair<int32_t, int32_t>, int32_t> comm_stream;  // (gpu, communicator) -> stream
   for (size_t i = 0; i < n; ++i) {
+    if (s.kind[i] != NodeKind::kComm) continue;
     const sem::Event& e = g.events[i];
-    if (!isCommunication(e.kind)) continue;
+    auto [cit, new_stmt] = communicator_of_stmt.try_emplace(e.stmt, -1);
+    if (new_stmt) {
+      auto [nit, new_name] = communicator_id.try_emplace(e.communicator, static_cast<int32_t>(communicator_id.size()));
+      cit->second = nit->second;
+    }
     int32_t gpu = s.gpu[i];
-    auto [it, inserted] = comm_stream.try_emplace({gpu, e.communicator}, -1);
+    auto [it, inserted] = comm_stream.try_emplace({gpu, cit->second}, -1);
     if (inserted) it->second = newStream(gpu, TimelineStreamKind::kCommunicator, shortCommunicatorName(e.communicator));
     size_t cs = static_cast<size_t>(it->second);
     s.stream[i] = it->second;
-    if (last_on[cs] >= 0) preds[i].push_back({last_on[cs], DepKind::kCommOrder});
+    if (last_on[cs] >= 0) edges.push_back({static_cast<int32_t>(i), last_on[cs], DepKind::kCommOrder});
     last_on[cs] = static_cast<int32_t>(i);
   }
   for (const sem::Edge& e : g.edges) {
     if (e.kind == sem::EdgeKind::kStream) continue;  // rebuilt above
-    preds[static_cast<size_t>(e.to)].push_back({e.from, depOf(e.kind)});
+    edges.push_back({e.to, e.from, depOf(e.kind)});
   }
 
-  // Flatten (dropping repeated predecessors) and build successors.
+  // Predecessors grouped by node (a counting sort; repeated ones dropped), then successors.
+  std::vector<uint32_t> begin(n + 1, 0);
+  for (const FlatEdge& e : edges) ++begin[static_cast<size_t>(e.to) + 1];
+  for (size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  std::vector<std::pair<int32_t, DepKind>> grouped(edges.size());
+  {
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (const FlatEdge& e : edges) grouped[fill[static_cast<size_t>(e.to)]++] = {e.from, e.kind};
+  }
   s.predBegin.assign(n + 1, 0);
-  std::vector<uint32_t> succ_count(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    auto& p = preds[i];
-    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    p.erase(std::unique(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), p.end());
-    s.predBegin[i + 1] = s.predBegin[i] + static_cast<uint32_t>(p.size());
-    for (const auto& [from, kind] : p) ++succ_count[static_cast<size_t>(from)];
-  }
-  s.preds.resize(s.predBegin[n]);
-  s.predKind.resize(s.predBegin[n]);
+  s.preds.reserve(edges.size());
+  s.predKind.reserve(edges.size());
   s.succBegin.assign(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) s.succBegin[i + 1] = s.succBegin[i] + succ_count[i];
-  s.succs.resize(s.succBegin[n]);
-  std::vector<uint32_t> fill(s.succBegin.begin(), s.succBegin.end() - 1);
   for (size_t i = 0; i < n; ++i) {
-    uint32_t k = s.predBegin[i];
-    for (const auto& [from, kind] : preds[i]) {
-      s.preds[k] = from;
-      s.predKind[k++] = kind;
-      s.succs[fill[static_cast<size_t>(from)]++] = static_cast<int32_t>(i);
+    auto first = grouped.begin() + begin[i], last = grouped.begin() + begin[i + 1];
+    std::sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto it = first; it != last; ++it) {
+      if (it != first && it->first == (it - 1)->first) continue;
+      s.preds.push_back(it->first);
+      s.predKind.push_back(it->second);
+      ++s.succBegin[static_cast<size_t>(it->first) + 1];
     }
+    s.predBegin[i + 1] = static_cast<uint32_t>(s.preds.size());
   }
+  for (size_t i = 0; i < n; ++i) s.succBegin[i + 1] += s.succBegin[i];
+  s.succs.resize(s.preds.size());
+  std::vector<uint32_t> fill(s.succBegin.begin(), s.succBegin.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    for (uint32_t k = s.predBegin[i]; k < s.predBegin[i + 1]; ++k)
+      s.succs[fill[static_cast<size_t>(s.preds[k])]++] = static_cast<int32_t>(i);
 
   // Rendezvous: collectives by their group; coalesced P2P groups joined through their pairs.
   int64_t held = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
@@ -302,7 +344,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
   UnionFind uf(n);
   std::vector<int32_t> p2p_events;
   for (size_t i = 0; i < n; ++i) {
-    if (g.events[i].kind != sem::EventKind::kP2P) continue;
+    if (s.kind[i] != NodeKind::kComm || g.events[i].kind != sem::EventKind::kP2P) continue;
     p2p_events.push_back(static_cast<int32_t>(i));
     for (int32_t grp : g.events[i].pairGroups)
       for (int32_t m : g.groups[static_cast<size_t>(grp)].members) uf.unite(static_cast<int32_t>(i), m);
