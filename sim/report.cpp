@@ -13,7 +13,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 bool exported(sem::EventKind k) {
-  return k != sem::EventKind::kEntry && k != sem::EventKind::kExit && k != sem::EventKind::kFree;
+  return k != sem::EventKind::kEntry && k != sem::EventKind::kExit && k != sem::EventKind::kFree &&
+         k != sem::EventKind::kAlloc;
 }
 
 TimelineOpKind opKind(sem::EventKind k) {

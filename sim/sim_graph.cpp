@@ -6,7 +6,6 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <unordered_map>
 
 #include "ir/error.h"
 
@@ -127,9 +126,12 @@ DepKind depOf(sem::EdgeKind k) {
       return DepKind::kWait;
     case sem::EdgeKind::kCommOrder:
       return DepKind::kCommOrder;
-    default:
+    case sem::EdgeKind::kPost:
+      return DepKind::kPost;
+    case sem::EdgeKind::kStream:
       return DepKind::kStream;
   }
+  return DepKind::kStream;
 }
 
 // "NCCL team (0 1 2 ... 8191)" -> "NCCL team (0-8191)": communicator names of big teams stay short.
@@ -239,59 +241,19 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     }
   }
 
-  // Streams: the program's streams, plus one per (rank, communicator) for communications.
-  std::vector<FlatEdge> edges;
-  edges.reserve(2 * n + g.edges.size());
-  std::vector<int32_t> sim_stream_of(g.streams.size(), -1);
-  std::vector<int32_t> last_on(0);
-  auto newStream = [&](int32_t gpu, TimelineStreamKind kind, std::string name) {
-    s.streams.push_back({gpu, kind, std::move(name)});
-    last_on.push_back(-1);
-    return static_cast<int32_t>(s.streams.size() - 1);
-  };
+  // Streams and edges are the event graph's: stream FIFOs, Synchronize, Wait, post, and each
+  // communicator's own stream in issue order.
   for (const sem::StreamInfo& si : g.streams) {
-    int32_t gpu = gpu_of_rank[static_cast<size_t>(si.rank)];
-    int32_t last_work = -1;  // the last non-communication event on this program stream
-    for (int32_t id : si.events) {
-      const sem::Event& e = g.events[static_cast<size_t>(id)];
-      if (isCommunication(e.kind)) {
-        if (last_work >= 0) edges.push_back({id, last_work, DepKind::kPost});
-        continue;
-      }
-      if (sim_stream_of[static_cast<size_t>(si.id)] < 0)
-        sim_stream_of[static_cast<size_t>(si.id)] =
-            newStream(gpu, si.isDefault ? TimelineStreamKind::kDefault : TimelineStreamKind::kWorker, si.name);
-      s.stream[static_cast<size_t>(id)] = sim_stream_of[static_cast<size_t>(si.id)];
-      if (last_work >= 0) edges.push_back({id, last_work, DepKind::kStream});
-      last_work = id;
-    }
+    TimelineStreamKind kind = si.isDefault()        ? TimelineStreamKind::kDefault
+                              : si.isCommunicator() ? TimelineStreamKind::kCommunicator
+                                                    : TimelineStreamKind::kWorker;
+    s.streams.push_back({gpu_of_rank[static_cast<size_t>(si.rank)], kind,
+                         si.isCommunicator() ? shortCommunicatorName(si.name) : si.name});
+    for (int32_t id : si.events) s.stream[static_cast<size_t>(id)] = si.id;
   }
-  // A communicator's stream runs its operations in the rank's issue order (event ids grow with
-  // it), whichever streams posted them. Communicator names can be long (a team of thousands):
-  // they are looked up once per statement.
-  std::unordered_map<const Stmt*, int32_t> communicator_of_stmt;
-  std::unordered_map<std::string, int32_t> communicator_id;
-  std::map<std::pair<int32_t, int32_t>, int32_t> comm_stream;  // (gpu, communicator) -> stream
-  for (size_t i = 0; i < n; ++i) {
-    if (s.kind[i] != NodeKind::kComm) continue;
-    const sem::Event& e = g.events[i];
-    auto [cit, new_stmt] = communicator_of_stmt.try_emplace(e.stmt, -1);
-    if (new_stmt) {
-      auto [nit, new_name] = communicator_id.try_emplace(e.communicator, static_cast<int32_t>(communicator_id.size()));
-      cit->second = nit->second;
-    }
-    int32_t gpu = s.gpu[i];
-    auto [it, inserted] = comm_stream.try_emplace({gpu, cit->second}, -1);
-    if (inserted) it->second = newStream(gpu, TimelineStreamKind::kCommunicator, shortCommunicatorName(e.communicator));
-    size_t cs = static_cast<size_t>(it->second);
-    s.stream[i] = it->second;
-    if (last_on[cs] >= 0) edges.push_back({static_cast<int32_t>(i), last_on[cs], DepKind::kCommOrder});
-    last_on[cs] = static_cast<int32_t>(i);
-  }
-  for (const sem::Edge& e : g.edges) {
-    if (e.kind == sem::EdgeKind::kStream) continue;  // rebuilt above
-    edges.push_back({e.to, e.from, depOf(e.kind)});
-  }
+  std::vector<FlatEdge> edges;
+  edges.reserve(g.edges.size());
+  for (const sem::Edge& e : g.edges) edges.push_back({e.to, e.from, depOf(e.kind)});
 
   // Predecessors grouped by node (a counting sort; repeated ones dropped), then successors.
   std::vector<uint32_t> begin(n + 1, 0);
@@ -340,7 +302,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
   }
   std::set<int32_t> unpaired;
   for (const sem::Issue& is : g.issues)
-    if (is.kind == sem::IssueKind::kP2PUnpaired && is.event >= 0) unpaired.insert(is.event);
+    if (is.kind == sem::FindingKind::kP2PUnpaired && is.event >= 0) unpaired.insert(is.event);
   UnionFind uf(n);
   std::vector<int32_t> p2p_events;
   for (size_t i = 0; i < n; ++i) {

@@ -5,11 +5,9 @@
 // (the members of a collective, or a connected set of coalesced P2P groups) that start and
 // complete together.
 //
-// Communications run on their communicator's own stream (DESIGN.md): a collective of rank r on
-// communicator C sits on the stream (r, C), after the communicator's previous operation, and
-// after the last work enqueued on the posting stream before it was posted (the post edge); work
-// enqueued on the posting stream after the post does not wait for it. Event graphs that still put
-// communications on the posting stream are read that way too.
+// Communications run on their communicator's own stream (DESIGN.md), as the event graph has them:
+// after the communicator's previous operation on that rank, and after the last work enqueued on
+// the posting stream before the post; work enqueued there after the post does not wait for them.
 #pragma once
 
 #include <cstdint>
