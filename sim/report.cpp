@@ -234,8 +234,11 @@ std::string formatSummary(const SimResult& r, const std::string& program) {
      << " node(s) x " << mc.topology.gpusPerNode << " GPUs), " << r.numRanks() << " rank(s), numberOfStreams "
      << r.graph.numberOfStreams << "\n";
   if (r.engine.deadlocked) os << "DEADLOCK: " << describeDeadlock(r) << "\n";
-  os << "makespan " << fmt(r.makespanUs) << " us; " << pct(r.overlapFraction)
-     << " of communication time hidden under computation; peak concurrency " << r.peakConcurrency << "\n\n";
+  bool communicates = std::any_of(r.stats.begin(), r.stats.end(), [](const RankStats& s) { return s.commUs > 0; });
+  os << "makespan " << fmt(r.makespanUs) << " us; "
+     << (communicates ? pct(r.overlapFraction) + " of communication time hidden under computation"
+                      : std::string("no communication"))
+     << "; peak concurrency " << r.peakConcurrency << "\n\n";
 
   // One row per class of equivalent ranks (unfolded: per rank, at most 16 rows).
   std::vector<size_t> of_class = statsOfClass(r);

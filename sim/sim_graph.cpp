@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include "ir/error.h"
 
@@ -65,9 +66,11 @@ double collectiveBytes(const sem::Event& e) {
 }
 
 int64_t nodesSpanned(const std::vector<int64_t>& team, const Machine& mc) {
-  std::set<int64_t> nodes;
-  for (int64_t r : team) nodes.insert(mc.nodeOf(r));
-  return std::max<int64_t>(1, static_cast<int64_t>(nodes.size()));
+  std::vector<int64_t> nodes;
+  nodes.reserve(team.size());
+  for (int64_t r : team) nodes.push_back(mc.nodeOf(r));
+  std::sort(nodes.begin(), nodes.end());
+  return std::max<int64_t>(1, std::unique(nodes.begin(), nodes.end()) - nodes.begin());
 }
 
 CommCost p2pEventCost(const sem::Event& e, const Machine& mc) {
@@ -288,13 +291,16 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
 
   // Rendezvous: collectives by their group; coalesced P2P groups joined through their pairs.
   int64_t held = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
+  std::unordered_map<const Communication*, int64_t> nodes_of;  // a statement's team spans these nodes
   for (const sem::CollectiveGroup& grp : g.groups) {
     if (grp.p2p || grp.members.empty()) continue;
     const sem::Event& first = g.events[static_cast<size_t>(grp.members.front())];
     Rendezvous r;
     r.members = grp.members;
     const std::vector<int64_t>& team = first.comm->team;
-    r.cost = collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodesSpanned(team, mc),
+    auto [nodes, fresh] = nodes_of.try_emplace(first.comm, 0);
+    if (fresh) nodes->second = nodesSpanned(team, mc);
+    r.cost = collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodes->second,
                             collectiveBytes(first));
     r.smsHeld = held;
     for (int32_t m : grp.members) s.rendezvous[static_cast<size_t>(m)] = static_cast<int32_t>(s.rendezvousSets.size());
