@@ -85,7 +85,9 @@ std::string chromeTraceJson(const Timeline& t, const TraceOptions& o) {
                {"ts", us(op.startUs)}};
     if (op.durationUs() > 0) {
       ev["ph"] = "X";
-      ev["dur"] = us(op.durationUs());
+      // Rounded end minus rounded start: back-to-back operations stay back to back (Perfetto
+      // drops slices of one track that overlap by a nanosecond).
+      ev["dur"] = us(op.endUs) - us(op.startUs);
     } else {
       ev["ph"] = "i";
       ev["s"] = "t";
