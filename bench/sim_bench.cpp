@@ -40,38 +40,27 @@ void report(benchmark::State& state, int64_t events) {
       static_cast<double>(events) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void BM_SimFolded(benchmark::State& state) {
+void simulateAgMatmul(benchmark::State& state, bool fold) {
   const int64_t ranks = state.range(0);
   braid::HostProgram p = agMatmul(ranks, 166);
   braid::sim::SimOptions o;
   o.semantics.numRanks = ranks;
   o.semantics.numberOfStreams = 4;
+  o.fold = fold;
   int64_t events = 0;
   for (auto _ : state) {
     braid::sim::SimResult r = braid::sim::simulate(p, h200(), o);
     events = r.representedEvents;
-    state.counters["events_per_rank"] = static_cast<double>(r.simulatedEvents);
+    state.counters["simulated_events"] = static_cast<double>(r.simulatedEvents);
     benchmark::DoNotOptimize(r.makespanUs);
   }
   report(state, events);
 }
+
+void BM_SimFolded(benchmark::State& state) { simulateAgMatmul(state, true); }
 BENCHMARK(BM_SimFolded)->Arg(8192)->Unit(benchmark::kMillisecond);
 
-void BM_SimUnfolded(benchmark::State& state) {
-  const int64_t ranks = state.range(0);
-  braid::HostProgram p = agMatmul(ranks, 166);
-  braid::sim::SimOptions o;
-  o.semantics.numRanks = ranks;
-  o.semantics.numberOfStreams = 4;
-  o.fold = false;
-  int64_t events = 0;
-  for (auto _ : state) {
-    braid::sim::SimResult r = braid::sim::simulate(p, h200(), o);
-    events = r.representedEvents;
-    benchmark::DoNotOptimize(r.makespanUs);
-  }
-  report(state, events);
-}
+void BM_SimUnfolded(benchmark::State& state) { simulateAgMatmul(state, false); }
 BENCHMARK(BM_SimUnfolded)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
 
 void BM_SimEngine(benchmark::State& state) {

@@ -14,6 +14,7 @@ using testing::onlyOp;
 using testing::opsNamed;
 using testing::simulateFile;
 using testing::simulateText;
+using testing::twoAllgathers;
 
 constexpr double kEps = 1e-6;
 
@@ -118,29 +119,6 @@ TEST(SimEngine, ACollectiveWaitsForItsSlowestRank) {
   bool through_matmul = false;
   for (const auto& s : run.result.criticalPath) through_matmul |= s.kind == "compute";
   EXPECT_TRUE(through_matmul);
-}
-
-// Two all-gathers posted from two worker streams; `backend` of the second decides whether they
-// share a communicator.
-std::string twoAllgathers(const std::string& second_backend) {
-  return R"(%HostIrContainer { (T0_g___bfloat[ideviceIdx.x0{2}, iS1{i0}] (DeviceMesh{0 1}), T1_g___bfloat[ideviceIdx.x2{2}, iS3{i0}] (DeviceMesh{0 1})) -> (T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}), T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1})) :
-  GetCurrentStream into Stream 0
-  SetCurrentStream to Stream 1
-  Synchronize Stream 0
-  T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
-  Communication 1 (type=Allgather, team=(0 1), input=T0_g___bfloat[ideviceIdx.x0{2}, iS1{i0}] (DeviceMesh{0 1}), output=T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}), backend=NCCL)
-  Wait Communication 1
-  SetCurrentStream to Stream 2
-  Synchronize Stream 0
-  T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
-  Communication 2 (type=Allgather, team=(0 1), input=T1_g___bfloat[ideviceIdx.x2{2}, iS3{i0}] (DeviceMesh{0 1}), output=T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1}), backend=)" +
-         second_backend + R"()
-  Wait Communication 2
-  SetCurrentStream to Stream 0
-  Synchronize Stream 1
-  Synchronize Stream 2
-} // %HostIrContainer
-)";
 }
 
 TEST(SimEngine, OneCommunicatorRunsItsOperationsOneAfterTheOther) {

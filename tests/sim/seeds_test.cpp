@@ -114,24 +114,7 @@ TEST(SimSeeds, EightChunksLoseToSerialOnTheSmallShapes) {
 // measured-h200: two all-gathers on one communicator take 2.0x one (NCCL runs them in turn).
 TEST(SimSeeds, TwoAllgathersOnOneCommunicatorTakeTwiceOne) {
   for (int64_t rows : {int64_t{1} << 24, int64_t{1} << 27}) {  // 64 MiB and 512 MiB gathered
-    auto run = testing::simulateText(R"(%HostIrContainer { (T0_g___bfloat[ideviceIdx.x0{2}, iS1{i0}] (DeviceMesh{0 1}), T1_g___bfloat[ideviceIdx.x2{2}, iS3{i0}] (DeviceMesh{0 1})) -> (T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}), T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1})) :
-  GetCurrentStream into Stream 0
-  SetCurrentStream to Stream 1
-  Synchronize Stream 0
-  T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
-  Communication 1 (type=Allgather, team=(0 1), input=T0_g___bfloat[ideviceIdx.x0{2}, iS1{i0}] (DeviceMesh{0 1}), output=T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}), backend=NCCL)
-  Wait Communication 1
-  SetCurrentStream to Stream 2
-  Synchronize Stream 0
-  T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
-  Communication 2 (type=Allgather, team=(0 1), input=T1_g___bfloat[ideviceIdx.x2{2}, iS3{i0}] (DeviceMesh{0 1}), output=T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1}), backend=NCCL)
-  Wait Communication 2
-  SetCurrentStream to Stream 0
-  Synchronize Stream 1
-  Synchronize Stream 2
-} // %HostIrContainer
-)",
-                                     h200(), {{"i0", rows}});
+    auto run = testing::simulateText(testing::twoAllgathers("NCCL"), h200(), {{"i0", rows}});
     auto ags = testing::opsNamed(run.timeline, "Allgather");
     ASSERT_EQ(ags.size(), 2u);
     double one = ags[0].durationUs();

@@ -40,32 +40,51 @@ struct SimRun {
   Timeline timeline;
 };
 
-inline SimRun simulateText(const std::string& text, const sim::Machine& m, Bindings b = {}, int64_t ranks = 0,
-                           int64_t streams = 4, bool fold = true) {
+inline SimRun simulateProgram(HostProgram program, const sim::Machine& m, Bindings b, int64_t ranks, int64_t streams,
+                              bool fold, const std::string& name) {
   SimRun r;
-  r.program = parseHostProgram(text, "test.hir");
+  r.program = std::move(program);
   sim::SimOptions o;
   o.semantics.bindings = std::move(b);
   o.semantics.numRanks = ranks;
   o.semantics.numberOfStreams = streams;
   o.fold = fold;
   r.result = sim::simulate(r.program, m, o);
-  r.timeline = sim::toTimeline(r.result, "test");
+  r.timeline = sim::toTimeline(r.result, name);
   return r;
+}
+
+inline SimRun simulateText(const std::string& text, const sim::Machine& m, Bindings b = {}, int64_t ranks = 0,
+                           int64_t streams = 4, bool fold = true) {
+  return simulateProgram(parseHostProgram(text, "test.hir"), m, std::move(b), ranks, streams, fold, "test");
 }
 
 inline SimRun simulateFile(const std::string& path, const sim::Machine& m, Bindings b = {}, int64_t ranks = 0,
                            int64_t streams = 4, bool fold = true) {
-  SimRun r;
-  r.program = parseHostProgramFile(path);
-  sim::SimOptions o;
-  o.semantics.bindings = std::move(b);
-  o.semantics.numRanks = ranks;
-  o.semantics.numberOfStreams = streams;
-  o.fold = fold;
-  r.result = sim::simulate(r.program, m, o);
-  r.timeline = sim::toTimeline(r.result, path);
-  return r;
+  return simulateProgram(parseHostProgramFile(path), m, std::move(b), ranks, streams, fold, path);
+}
+
+// Two all-gathers of [2, i0] bf16 on two ranks, posted from two worker streams; the second uses
+// `second_backend`, so "NCCL" puts both on one communicator and "UCC" on two.
+inline std::string twoAllgathers(const std::string& second_backend) {
+  return R"(%HostIrContainer { (T0_g___bfloat[ideviceIdx.x0{2}, iS1{i0}] (DeviceMesh{0 1}), T1_g___bfloat[ideviceIdx.x2{2}, iS3{i0}] (DeviceMesh{0 1})) -> (T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}), T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1})) :
+  GetCurrentStream into Stream 0
+  SetCurrentStream to Stream 1
+  Synchronize Stream 0
+  T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
+  Communication 1 (type=Allgather, team=(0 1), input=T0_g___bfloat[ideviceIdx.x0{2}, iS1{i0}] (DeviceMesh{0 1}), output=T2_g___bfloat[iS4{2}, iS5{i0}] (DeviceMesh{0 1}), backend=NCCL)
+  Wait Communication 1
+  SetCurrentStream to Stream 2
+  Synchronize Stream 0
+  T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1}) = ALLOCATE(mem_type=global, zero_init=false)
+  Communication 2 (type=Allgather, team=(0 1), input=T1_g___bfloat[ideviceIdx.x2{2}, iS3{i0}] (DeviceMesh{0 1}), output=T3_g___bfloat[iS6{2}, iS7{i0}] (DeviceMesh{0 1}), backend=)" +
+         second_backend + R"()
+  Wait Communication 2
+  SetCurrentStream to Stream 0
+  Synchronize Stream 1
+  Synchronize Stream 2
+} // %HostIrContainer
+)";
 }
 
 // The ops of the timeline named `name` (rank `rank`), in time order.
