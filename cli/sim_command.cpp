@@ -50,12 +50,15 @@ WorkloadParams simDefaults() {
   return p;
 }
 
+std::string presetList() {
+  std::string names;
+  for (const auto& n : sim::machinePresetNames()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus_per_node) {
-  if (name.empty()) {
-    std::string names;
-    for (const auto& n : sim::machinePresetNames()) names += (names.empty() ? "" : ", ") + n;
-    throw Error("--machine is required: a preset (" + names + ") or a machine file (docs/MACHINES.md)");
-  }
+  if (name.empty())
+    throw Error("--machine is required: a preset (" + presetList() + ") or a machine file (docs/MACHINES.md)");
   sim::Machine m = sim::loadMachine(name);
   if (nodes < 0) throw Error("--nodes must be positive");
   if (gpus_per_node < 0) throw Error("--gpus-per-node must be positive");
@@ -210,7 +213,8 @@ BRAID_REGISTER_COMMAND(Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<SimArgs>();
       sub.add_option("target", args->target, "host IR file, or a workload name (see `braid lower --list`)");
-      sub.add_option("--machine", args->machine, "machine preset (a100, b200, h100, h200) or machine file (JSON)");
+      sub.add_option("--machine", args->machine,
+                     "machine preset (" + presetList() + ") or machine file (JSON, docs/MACHINES.md)");
       sub.add_option("--nodes", args->nodes, "number of nodes (default: the machine's; grown to fit the ranks)");
       sub.add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node (default: the machine's)");
       sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
