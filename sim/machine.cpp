@@ -1,0 +1,443 @@
+#include "sim/machine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "ir/error.h"
+#include "sim/machine_presets.h"
+
+namespace braid::sim {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+constexpr const char* kSchema = "braid-machine/1";
+
+// One JSON object of the machine file: typed reads that name the field in every error, and a
+// check that no field was left unread (an unknown field is usually a typo).
+class Obj {
+ public:
+  Obj(const json& j, std::string path, const std::string& file) : j_(j), path_(std::move(path)), file_(file) {
+    if (!j_.is_object()) fail(path_.empty() ? "(document)" : path_, "expected an object");
+  }
+  ~Obj() = default;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(file_ + ": " + field + ": " + what);
+  }
+  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  const json& get(const std::string& key) {
+    seen_.insert(key);
+    auto it = j_.find(key);
+    if (it == j_.end()) fail(at(key), "missing");
+    return *it;
+  }
+  Obj child(const std::string& key) { return Obj(get(key), at(key), file_); }
+  std::string str(const std::string& key) {
+    const json& v = get(key);
+    if (!v.is_string()) fail(at(key), "expected a string");
+    return v.get<std::string>();
+  }
+  bool boolean(const std::string& key) {
+    const json& v = get(key);
+    if (!v.is_boolean()) fail(at(key), "expected true or false");
+    return v.get<bool>();
+  }
+  double num(const std::string& key, double lo, double hi, bool open_lo = false) {
+    const json& v = get(key);
+    if (!v.is_number()) fail(at(key), "expected a number");
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi || (open_lo && d == lo)) {
+      std::ostringstream os;
+      os << "expected a number in " << (open_lo ? "(" : "[") << lo << ", " << hi << "], got " << v.dump();
+      fail(at(key), os.str());
+    }
+    return d;
+  }
+  double positive(const std::string& key) { return num(key, 0, 1e15, true); }
+  double nonNegative(const std::string& key) { return num(key, 0, 1e15); }
+  double fraction(const std::string& key) { return num(key, 0, 1, true); }
+  int64_t count(const std::string& key, int64_t lo = 1) {
+    const json& v = get(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < lo)
+      fail(at(key), "expected an integer >= " + std::to_string(lo) + ", got " + v.dump());
+    return v.get<int64_t>();
+  }
+  const json& array(const std::string& key) {
+    const json& v = get(key);
+    if (!v.is_array()) fail(at(key), "expected an array");
+    return v;
+  }
+  // Fails on a field nobody read.
+  void done() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (seen_.count(it.key())) continue;
+      std::string known;
+      for (const auto& k : seen_) known += (known.empty() ? "" : ", ") + k;
+      fail(at(it.key()), "unknown field (known here: " + known + ")");
+    }
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+  const std::string& file_;
+  std::set<std::string> seen_;
+};
+
+template <typename E, size_t N>
+E enumOf(const std::string& name, const E (&all)[N], const char* (*nameOf)(E), const Obj& o, const std::string& field,
+         const char* what) {
+  for (E e : all)
+    if (name == nameOf(e)) return e;
+  std::string known;
+  for (E e : all) known += (known.empty() ? "" : ", ") + std::string(nameOf(e));
+  o.fail(field, std::string("unknown ") + what + " \"" + name + "\" (expected one of " + known + ")");
+}
+
+constexpr Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp32, Precision::kFp64};
+constexpr NcclAlgorithm kAlgorithms[] = {NcclAlgorithm::kRing, NcclAlgorithm::kTree};
+constexpr NcclProtocol kProtocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+
+PerPrecision readPerPrecision(Obj o) {
+  PerPrecision p{};
+  for (Precision x : kPrecisions) p[static_cast<size_t>(x)] = o.positive(precisionName(x));
+  o.done();
+  return p;
+}
+
+PerProtocol readPerProtocol(Obj o, bool fractions) {
+  PerProtocol p{};
+  for (NcclProtocol x : kProtocols)
+    p[static_cast<size_t>(x)] = fractions ? o.fraction(ncclProtocolName(x)) : o.nonNegative(ncclProtocolName(x));
+  o.done();
+  return p;
+}
+
+std::array<PerProtocol, kNumNcclAlgorithms> readPerAlgorithm(Obj o) {
+  std::array<PerProtocol, kNumNcclAlgorithms> a{};
+  for (NcclAlgorithm x : kAlgorithms)
+    a[static_cast<size_t>(x)] = readPerProtocol(o.child(ncclAlgorithmName(x)), false);
+  o.done();
+  return a;
+}
+
+EfficiencyCurve readCurve(Obj& parent, const std::string& key) {
+  const json& a = parent.array(key);
+  EfficiencyCurve c;
+  std::string field = parent.at(key);
+  if (a.empty()) parent.fail(field, "expected at least one [size, efficiency] point");
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::string f = field + "[" + std::to_string(i) + "]";
+    const json& p = a[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+      parent.fail(f, "expected [size, efficiency]");
+    double size = p[0].get<double>();
+    double eff = p[1].get<double>();
+    if (!(size > 0) || !std::isfinite(size)) parent.fail(f, "the size must be positive");
+    if (!(eff > 0 && eff <= 1)) parent.fail(f, "the efficiency must be in (0, 1]");
+    if (!c.points.empty() && size <= c.points.back().first)
+      parent.fail(f, "sizes must increase from one point to the next");
+    c.points.emplace_back(size, eff);
+  }
+  return c;
+}
+
+json curveJson(const EfficiencyCurve& c) {
+  json a = json::array();
+  for (const auto& [s, e] : c.points) a.push_back({s, e});
+  return a;
+}
+
+json perPrecisionJson(const PerPrecision& p) {
+  json o = json::object();
+  for (Precision x : kPrecisions) o[precisionName(x)] = p[static_cast<size_t>(x)];
+  return o;
+}
+
+json perProtocolJson(const PerProtocol& p) {
+  json o = json::object();
+  for (NcclProtocol x : kProtocols) o[ncclProtocolName(x)] = p[static_cast<size_t>(x)];
+  return o;
+}
+
+json perAlgorithmJson(const std::array<PerProtocol, kNumNcclAlgorithms>& a) {
+  json o = json::object();
+  for (NcclAlgorithm x : kAlgorithms) o[ncclAlgorithmName(x)] = perProtocolJson(a[static_cast<size_t>(x)]);
+  return o;
+}
+
+LinkModel readLink(Obj o) {
+  LinkModel l;
+  l.bandwidthGBps = o.positive("bandwidth_gbps");
+  l.latencyUs = o.nonNegative("latency_us");
+  o.done();
+  return l;
+}
+
+}  // namespace
+
+double EfficiencyCurve::at(double size) const {
+  if (points.empty()) return 1.0;
+  if (size <= points.front().first) return points.front().second;
+  if (size >= points.back().first) return points.back().second;
+  auto hi = std::lower_bound(points.begin(), points.end(), size,
+                             [](const std::pair<double, double>& p, double s) { return p.first < s; });
+  auto lo = hi - 1;
+  double t = (std::log10(size) - std::log10(lo->first)) / (std::log10(hi->first) - std::log10(lo->first));
+  return lo->second + t * (hi->second - lo->second);
+}
+
+const char* precisionName(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kFp64:
+      return "fp64";
+  }
+  return "?";
+}
+
+Precision precisionOf(DataType t) {
+  switch (t) {
+    case DataType::kBFloat16:
+      return Precision::kBf16;
+    case DataType::kHalf:
+      return Precision::kFp16;
+    case DataType::kDouble:
+    case DataType::kInt64:
+      return Precision::kFp64;
+    case DataType::kFloat:
+    case DataType::kInt32:
+    case DataType::kBool:
+      return Precision::kFp32;
+  }
+  return Precision::kFp32;
+}
+
+const char* ncclAlgorithmName(NcclAlgorithm a) { return a == NcclAlgorithm::kRing ? "ring" : "tree"; }
+
+const char* ncclProtocolName(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kLL:
+      return "LL";
+    case NcclProtocol::kLL128:
+      return "LL128";
+    case NcclProtocol::kSimple:
+      return "Simple";
+  }
+  return "?";
+}
+
+double Machine::interNodeGBpsPerGpu() const {
+  return nic.bandwidthGBps * static_cast<double>(topology.nicsPerNode) / static_cast<double>(topology.gpusPerNode);
+}
+
+Machine machineFromJson(const std::string& text, const std::string& file) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(file + ": not valid JSON: " + e.what());
+  }
+  Obj root(doc, "", file);
+  std::string schema = root.str("schema");
+  if (schema != kSchema) root.fail("schema", "expected \"" + std::string(kSchema) + "\", got \"" + schema + "\"");
+  Machine m;
+  m.name = root.str("name");
+  m.description = root.str("description");
+  {
+    Obj t = root.child("topology");
+    m.topology.nodes = t.count("nodes");
+    m.topology.gpusPerNode = t.count("gpus_per_node");
+    m.topology.nicsPerNode = t.count("nics_per_node", 0);
+    t.done();
+  }
+  {
+    Obj g = root.child("gpu");
+    m.gpu.model = g.str("model");
+    m.gpu.sms = g.count("sms");
+    m.gpu.memoryGB = g.positive("memory_gb");
+    m.gpu.matmulTflops = readPerPrecision(g.child("matmul_tflops"));
+    m.gpu.vectorTflops = readPerPrecision(g.child("vector_tflops"));
+    m.gpu.hbmGBps = g.positive("hbm_gbps");
+    m.gpu.matmulEfficiency = readCurve(g, "matmul_efficiency");
+    m.gpu.vectorEfficiency = readCurve(g, "vector_efficiency");
+    m.gpu.memoryEfficiency = readCurve(g, "memory_efficiency");
+    const json& tiles = g.array("gemm_tiles");
+    if (tiles.empty()) g.fail(g.at("gemm_tiles"), "expected at least one tile");
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      Obj t(tiles[i], g.at("gemm_tiles") + "[" + std::to_string(i) + "]", file);
+      GemmTile tile;
+      tile.m = t.count("m");
+      tile.n = t.count("n");
+      tile.efficiency = t.fraction("efficiency");
+      t.done();
+      m.gpu.gemmTiles.push_back(tile);
+    }
+    m.gpu.launchLatencyUs = g.nonNegative("launch_latency_us");
+    m.gpu.kernelMinUs = g.nonNegative("kernel_min_us");
+    g.done();
+  }
+  {
+    Obj h = root.child("host");
+    m.host.atenOpUs = h.nonNegative("aten_op_us");
+    m.host.kernelLaunchUs = h.nonNegative("kernel_launch_us");
+    m.host.communicationCallUs = h.nonNegative("communication_call_us");
+    m.host.streamCallUs = h.nonNegative("stream_call_us");
+    m.host.allocationUs = h.nonNegative("allocation_us");
+    m.host.viewUs = h.nonNegative("view_us");
+    m.host.controlUs = h.nonNegative("control_us");
+    h.done();
+  }
+  m.nvlink = readLink(root.child("nvlink"));
+  m.nic = readLink(root.child("nic"));
+  {
+    Obj n = root.child("nccl");
+    const json& algos = n.array("algorithms");
+    for (size_t i = 0; i < algos.size(); ++i) {
+      std::string f = n.at("algorithms") + "[" + std::to_string(i) + "]";
+      if (!algos[i].is_string()) n.fail(f, "expected a string");
+      m.nccl.algorithms.push_back(enumOf(algos[i].get<std::string>(), kAlgorithms, ncclAlgorithmName, n, f, "algorithm"));
+    }
+    if (std::find(m.nccl.algorithms.begin(), m.nccl.algorithms.end(), NcclAlgorithm::kRing) == m.nccl.algorithms.end())
+      n.fail(n.at("algorithms"), "must include \"ring\" (every collective can run as a ring)");
+    const json& protos = n.array("protocols");
+    for (size_t i = 0; i < protos.size(); ++i) {
+      std::string f = n.at("protocols") + "[" + std::to_string(i) + "]";
+      if (!protos[i].is_string()) n.fail(f, "expected a string");
+      m.nccl.protocols.push_back(enumOf(protos[i].get<std::string>(), kProtocols, ncclProtocolName, n, f, "protocol"));
+    }
+    if (m.nccl.protocols.empty()) n.fail(n.at("protocols"), "expected at least one protocol");
+    m.nccl.channels = n.count("channels");
+    m.nccl.smsPerChannel = n.count("sms_per_channel", 0);
+    m.nccl.intraNodeBusGBps = n.positive("intra_node_bus_gbps");
+    m.nccl.baseLatencyUs = readPerAlgorithm(n.child("base_latency_us"));
+    m.nccl.intraStepLatencyUs = readPerAlgorithm(n.child("intra_step_latency_us"));
+    m.nccl.interStepLatencyUs = readPerAlgorithm(n.child("inter_step_latency_us"));
+    m.nccl.llMaxBusGBps = n.positive("ll_max_bus_gbps");
+    m.nccl.ll128MaxBusGBpsPerChannel = n.positive("ll128_max_bus_gbps_per_channel");
+    m.nccl.protocolBusFactor = readPerProtocol(n.child("protocol_bus_factor"), true);
+    m.nccl.treeMaxBusGBpsPerChannel = n.positive("tree_max_bus_gbps_per_channel");
+    m.nccl.treeProtocolFactor = readPerProtocol(n.child("tree_protocol_factor"), true);
+    m.nccl.bandwidthEfficiency = readCurve(n, "bandwidth_efficiency");
+    m.nccl.callOverheadUs = n.nonNegative("call_overhead_us");
+    n.done();
+  }
+  {
+    Obj c = root.child("contention");
+    m.contention.smSharing = c.boolean("sm_sharing");
+    m.contention.smSharingWaves = c.boolean("sm_sharing_waves");
+    m.contention.hbmSharing = c.boolean("hbm_sharing");
+    m.contention.linkSharing = c.boolean("link_sharing");
+    m.contention.commRateUnderCompute = c.fraction("comm_rate_under_compute");
+    c.done();
+  }
+  root.done();
+  if (m.nccl.channels * m.nccl.smsPerChannel >= m.gpu.sms)
+    throw Error(file + ": nccl.channels: " + std::to_string(m.nccl.channels) + " channels x " +
+                std::to_string(m.nccl.smsPerChannel) + " SMs leave no SM of the " + std::to_string(m.gpu.sms) +
+                " for computation");
+  return m;
+}
+
+std::string machineToJson(const Machine& m) {
+  json j;
+  j["schema"] = kSchema;
+  j["name"] = m.name;
+  j["description"] = m.description;
+  j["topology"] = {{"nodes", m.topology.nodes},
+                   {"gpus_per_node", m.topology.gpusPerNode},
+                   {"nics_per_node", m.topology.nicsPerNode}};
+  json tiles = json::array();
+  for (const auto& t : m.gpu.gemmTiles) tiles.push_back({{"m", t.m}, {"n", t.n}, {"efficiency", t.efficiency}});
+  j["gpu"] = {{"model", m.gpu.model},
+              {"sms", m.gpu.sms},
+              {"memory_gb", m.gpu.memoryGB},
+              {"matmul_tflops", perPrecisionJson(m.gpu.matmulTflops)},
+              {"vector_tflops", perPrecisionJson(m.gpu.vectorTflops)},
+              {"hbm_gbps", m.gpu.hbmGBps},
+              {"matmul_efficiency", curveJson(m.gpu.matmulEfficiency)},
+              {"vector_efficiency", curveJson(m.gpu.vectorEfficiency)},
+              {"memory_efficiency", curveJson(m.gpu.memoryEfficiency)},
+              {"gemm_tiles", tiles},
+              {"launch_latency_us", m.gpu.launchLatencyUs},
+              {"kernel_min_us", m.gpu.kernelMinUs}};
+  j["host"] = {{"aten_op_us", m.host.atenOpUs},
+               {"kernel_launch_us", m.host.kernelLaunchUs},
+               {"communication_call_us", m.host.communicationCallUs},
+               {"stream_call_us", m.host.streamCallUs},
+               {"allocation_us", m.host.allocationUs},
+               {"view_us", m.host.viewUs},
+               {"control_us", m.host.controlUs}};
+  j["nvlink"] = {{"bandwidth_gbps", m.nvlink.bandwidthGBps}, {"latency_us", m.nvlink.latencyUs}};
+  j["nic"] = {{"bandwidth_gbps", m.nic.bandwidthGBps}, {"latency_us", m.nic.latencyUs}};
+  json algos = json::array();
+  for (auto a : m.nccl.algorithms) algos.push_back(ncclAlgorithmName(a));
+  json protos = json::array();
+  for (auto p : m.nccl.protocols) protos.push_back(ncclProtocolName(p));
+  j["nccl"] = {{"algorithms", algos},
+               {"protocols", protos},
+               {"channels", m.nccl.channels},
+               {"sms_per_channel", m.nccl.smsPerChannel},
+               {"intra_node_bus_gbps", m.nccl.intraNodeBusGBps},
+               {"base_latency_us", perAlgorithmJson(m.nccl.baseLatencyUs)},
+               {"intra_step_latency_us", perAlgorithmJson(m.nccl.intraStepLatencyUs)},
+               {"inter_step_latency_us", perAlgorithmJson(m.nccl.interStepLatencyUs)},
+               {"ll_max_bus_gbps", m.nccl.llMaxBusGBps},
+               {"ll128_max_bus_gbps_per_channel", m.nccl.ll128MaxBusGBpsPerChannel},
+               {"protocol_bus_factor", perProtocolJson(m.nccl.protocolBusFactor)},
+               {"tree_max_bus_gbps_per_channel", m.nccl.treeMaxBusGBpsPerChannel},
+               {"tree_protocol_factor", perProtocolJson(m.nccl.treeProtocolFactor)},
+               {"bandwidth_efficiency", curveJson(m.nccl.bandwidthEfficiency)},
+               {"call_overhead_us", m.nccl.callOverheadUs}};
+  j["contention"] = {{"sm_sharing", m.contention.smSharing},
+                     {"sm_sharing_waves", m.contention.smSharingWaves},
+                     {"hbm_sharing", m.contention.hbmSharing},
+                     {"link_sharing", m.contention.linkSharing},
+                     {"comm_rate_under_compute", m.contention.commRateUnderCompute}};
+  return j.dump(1);
+}
+
+std::vector<std::string> machinePresetNames() {
+  std::vector<std::string> names;
+  for (const auto& p : detail::machinePresets()) names.push_back(p.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string machinePresetJson(const std::string& name) {
+  for (const auto& p : detail::machinePresets())
+    if (p.name == name) return p.json;
+  return "";
+}
+
+Machine loadMachine(const std::string& nameOrPath) {
+  std::string preset = machinePresetJson(nameOrPath);
+  if (!preset.empty()) return machineFromJson(preset, "preset " + nameOrPath);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(nameOrPath, ec)) {
+    std::string names;
+    for (const auto& n : machinePresetNames()) names += (names.empty() ? "" : ", ") + n;
+    throw Error("--machine '" + nameOrPath + "' is neither a preset (" + names + ") nor a machine file");
+  }
+  std::ifstream in(nameOrPath);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in && !in.eof()) throw Error(nameOrPath + ": cannot read the file");
+  return machineFromJson(ss.str(), nameOrPath);
+}
+
+}  // namespace braid::sim

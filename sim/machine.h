@@ -1,0 +1,157 @@
+// The model of a machine the simulator predicts for: the GPU (SMs, peak rates, HBM, efficiency
+// curves, GEMM tiles, launch latency), the host thread's cost per host instruction, the links
+// (NVLink, NICs), the topology (nodes x GPUs per node), NCCL's algorithm and protocol model, and
+// how concurrent work contends. Every constant the cost models and the engine use lives here and
+// comes from a machine file (docs/MACHINES.md), so calibration can replace any of them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/types.h"
+
+namespace braid::sim {
+
+// Efficiency as a function of size, linear in log10(size) between the points and constant
+// beyond the first and last point.
+struct EfficiencyCurve {
+  std::vector<std::pair<double, double>> points;  // (size, efficiency in (0, 1]), sizes ascending
+  double at(double size) const;
+  bool operator==(const EfficiencyCurve&) const = default;
+};
+
+// Machine-file keys "bf16", "fp16", "fp32", "fp64".
+enum class Precision { kBf16, kFp16, kFp32, kFp64 };
+inline constexpr int kNumPrecisions = 4;
+const char* precisionName(Precision p);
+// The rate a tensor of `t` computes at: integers and bool count as fp32 (int64 as fp64).
+Precision precisionOf(DataType t);
+
+using PerPrecision = std::array<double, kNumPrecisions>;
+
+// A CTA tile cuBLAS may pick for a GEMM; `efficiency` ranks smaller tiles below bigger ones.
+struct GemmTile {
+  int64_t m = 128;
+  int64_t n = 128;
+  double efficiency = 1.0;
+  bool operator==(const GemmTile&) const = default;
+};
+
+struct GpuModel {
+  std::string model;                  // "H200 SXM"
+  int64_t sms = 132;                  // streaming multiprocessors
+  double memoryGB = 80;               // HBM capacity, GB (reported, not simulated)
+  PerPrecision matmulTflops{};        // dense peak of matmul/linear (tensor cores; fp32 without TF32)
+  PerPrecision vectorTflops{};        // peak of elementwise and reduction kernels (CUDA cores)
+  double hbmGBps = 0;                 // peak HBM bandwidth, GB/s (1e9 bytes)
+  EfficiencyCurve matmulEfficiency;   // achieved / peak, by a GEMM's flops
+  EfficiencyCurve vectorEfficiency;   // achieved / peak, by a kernel's flops
+  EfficiencyCurve memoryEfficiency;   // achieved / peak HBM bandwidth, by bytes moved
+  std::vector<GemmTile> gemmTiles;    // candidate tiles (wave quantization over SMs)
+  double launchLatencyUs = 0;         // host issue -> the kernel may start on an idle stream
+  double kernelMinUs = 0;             // shortest kernel (launch + teardown on the GPU)
+  bool operator==(const GpuModel&) const = default;
+};
+
+// Host time per host instruction (the host thread runs one instruction after another).
+struct HostCosts {
+  double atenOpUs = 0;             // a host-evaluated op (matmul, add, Set, ...): ATen dispatch
+  double kernelLaunchUs = 0;       // PostOnStream: launching a compiled kernel
+  double communicationCallUs = 0;  // a Communication, a P2PCommunication, EndCoalescing
+  double streamCallUs = 0;         // GetCurrentStream, SetCurrentStream, Synchronize, Wait, StartCoalescing
+  double allocationUs = 0;         // Allocate, Deallocate (caching allocator)
+  double viewUs = 0;               // HirAliasSelect, ShardByStream
+  double controlUs = 0;            // a loop or branch header
+  bool operator==(const HostCosts&) const = default;
+};
+
+struct LinkModel {
+  double bandwidthGBps = 0;  // one direction, per GPU (nvlink) or per NIC (nic)
+  double latencyUs = 0;      // one transfer's start-up latency
+  bool operator==(const LinkModel&) const = default;
+};
+
+struct Topology {
+  int64_t nodes = 1;
+  int64_t gpusPerNode = 8;
+  int64_t nicsPerNode = 8;
+  int64_t gpus() const { return nodes * gpusPerNode; }
+  bool operator==(const Topology&) const = default;
+};
+
+enum class NcclAlgorithm { kRing, kTree };
+enum class NcclProtocol { kLL, kLL128, kSimple };
+inline constexpr int kNumNcclAlgorithms = 2;
+inline constexpr int kNumNcclProtocols = 3;
+const char* ncclAlgorithmName(NcclAlgorithm a);  // "ring", "tree"
+const char* ncclProtocolName(NcclProtocol p);    // "LL", "LL128", "Simple"
+
+using PerProtocol = std::array<double, kNumNcclProtocols>;
+
+// NCCL's tuning model (src/graph/tuning.cc): time = latency + bytes / algorithm bandwidth, per
+// algorithm and protocol; the simulator picks the fastest enabled pair, as NCCL does.
+struct NcclModel {
+  std::vector<NcclAlgorithm> algorithms;  // enabled; tree is used for Allreduce only
+  std::vector<NcclProtocol> protocols;    // enabled
+  int64_t channels = 16;                  // one CTA each: SMs a running NCCL kernel holds
+  int64_t smsPerChannel = 1;
+  double intraNodeBusGBps = 0;            // ring bus bandwidth inside a node (links x per-link rate)
+  std::array<PerProtocol, kNumNcclAlgorithms> baseLatencyUs{};
+  std::array<PerProtocol, kNumNcclAlgorithms> intraStepLatencyUs{};  // per step over NVLink
+  std::array<PerProtocol, kNumNcclAlgorithms> interStepLatencyUs{};  // per step over the network
+  double llMaxBusGBps = 0;                 // LL: min(this, protocolBusFactor[LL] x bus)
+  double ll128MaxBusGBpsPerChannel = 0;    // LL128: min(channels x this, protocolBusFactor x bus)
+  PerProtocol protocolBusFactor{};         // share of the bus bandwidth each protocol carries
+  double treeMaxBusGBpsPerChannel = 0;     // tree: min(channels x this, bus)
+  PerProtocol treeProtocolFactor{};        // tree's extra factor per protocol
+  EfficiencyCurve bandwidthEfficiency;     // achieved / modelled bandwidth, by bytes
+  double callOverheadUs = 0;               // GPU-side fixed cost of one collective or P2P group
+  bool operator==(const NcclModel&) const = default;
+};
+
+// How concurrent operations on one GPU slow each other (docs/SIM.md, "Contention").
+struct ContentionModel {
+  bool smSharing = true;    // kernels share SMs; a running NCCL kernel holds its channels' SMs
+  // With SM sharing: a GEMM with fewer SMs runs ceil(tiles / SMs) waves (true), or slows in
+  // proportion to the SMs it lost (false).
+  bool smSharingWaves = false;
+  bool hbmSharing = true;   // concurrent kernels share HBM bandwidth
+  bool linkSharing = true;  // concurrent communications of a GPU share its links
+  double commRateUnderCompute = 1.0;  // a communication's rate while a kernel runs beside it
+  bool operator==(const ContentionModel&) const = default;
+};
+
+struct Machine {
+  std::string name;         // "h200", or the file's "name"
+  std::string description;  // free text: sources, calibration date
+  Topology topology;
+  GpuModel gpu;
+  HostCosts host;
+  LinkModel nvlink;
+  LinkModel nic;
+  NcclModel nccl;
+  ContentionModel contention;
+  bool operator==(const Machine&) const = default;
+
+  int64_t nodeOf(int64_t rank) const { return rank / topology.gpusPerNode; }
+  // Bandwidth one GPU has to other nodes (its share of the node's NICs), GB/s.
+  double interNodeGBpsPerGpu() const;
+};
+
+// Built-in presets: "a100", "b200", "h100", "h200".
+std::vector<std::string> machinePresetNames();
+// The preset's machine-file text, or "" when there is none of that name.
+std::string machinePresetJson(const std::string& name);
+// A preset by name, or the machine file at `nameOrPath`; throws Error listing the presets when
+// it is neither.
+Machine loadMachine(const std::string& nameOrPath);
+
+// Strict reading: every field must be present with the right type and range; an unknown field
+// is an error too (it is usually a typo). Errors name the file and the field:
+// "m.json: gpu.hbm_gbps: missing", "m.json: nccl.protocols[1]: unknown protocol \"LL64\"".
+Machine machineFromJson(const std::string& text, const std::string& file);
+std::string machineToJson(const Machine& m);
+
+}  // namespace braid::sim

@@ -1,0 +1,148 @@
+// End-to-end tests of `braid sim`: JSON fields, timeline and trace files, sweeps, errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ir/timeline.h"
+#include "tests/sim/sim_test_util.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
+
+namespace braid {
+namespace {
+
+using json = nlohmann::json;
+using testing::runBraid;
+
+TEST(SimCli, JsonHasTheDocumentedFields) {
+  auto r = runBraid("sim ag_matmul --machine h200 --devices 4 --streams 2 --m 4096 --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_GT(j["makespan_us"].get<double>(), 0);
+  ASSERT_EQ(j["ranks"].size(), 4u);
+  for (const auto& rank : j["ranks"])
+    for (const char* f : {"rank", "makespan_us", "compute_us", "comm_us", "exposed_comm_us"})
+      EXPECT_TRUE(rank.contains(f)) << f;
+  EXPECT_GE(j["overlap_fraction"].get<double>(), 0);
+  EXPECT_LE(j["overlap_fraction"].get<double>(), 1);
+  EXPECT_GE(j["peak_concurrency"].get<int>(), 1);
+  EXPECT_FALSE(j["critical_path"]["steps"].empty());
+  EXPECT_NEAR(j["critical_path"]["length_us"].get<double>(), j["makespan_us"].get<double>(), 1e-3);
+  EXPECT_TRUE(j["folding"]["folded"].get<bool>());
+  EXPECT_TRUE(j["deadlock"].is_null());
+}
+
+TEST(SimCli, SummaryTableExplainsTheResult) {
+  auto r = runBraid("sim ag_matmul --machine h100 --devices 2 --streams 2 --m 2048");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("makespan"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("critical path"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exposed_comm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: folded"), std::string::npos) << r.out;
+}
+
+TEST(SimCli, WritesATimelineAndAPerfettoTrace) {
+  testing::TempDir dir("braid_sim_cli_");
+  std::string tl = dir.file("t.json"), tr = dir.file("trace.json");
+  auto r = runBraid("sim " + testing::examplePath("ag_matmul_8ranks.hir") +
+                    " --machine h200 --bind i0=8192 --bind i2=1024 --bind i3=1024 --timeline " + tl + " --trace " + tr);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  Timeline t = readTimelineFile(tl);
+  EXPECT_EQ(t.source, "predicted");
+  EXPECT_EQ(t.ranks, 8);
+  EXPECT_FALSE(t.ops.empty());
+  EXPECT_FALSE(t.edges.empty());
+  json trace = json::parse(testing::slurpFile(tr));
+  int slices = 0, flows = 0, counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    slices += e["ph"] == "X";
+    flows += e["ph"] == "s";
+    counters += e["ph"] == "C";
+  }
+  EXPECT_GT(slices, 0);
+  EXPECT_GT(flows, 0);
+  EXPECT_GT(counters, 0);
+}
+
+TEST(SimCli, SweepRanksTheConfigurations) {
+  auto r = runBraid("sim ag_matmul --machine h200 --devices 2 --m 4096 --sweep streams=1,2,4 protocol=A,B --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["configurations"].size(), 6u);
+  double last = 0;
+  for (const auto& c : j["configurations"]) {
+    EXPECT_TRUE(c["error"].is_null());
+    EXPECT_GE(c["makespan_us"].get<double>(), last);
+    last = c["makespan_us"].get<double>();
+  }
+  EXPECT_EQ(j["best"], j["configurations"][0]);
+  auto table = runBraid("sim ag_matmul --machine h200 --devices 2 --m 4096 --sweep streams=1,2");
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_NE(table.out.find("best: streams="), std::string::npos) << table.out;
+}
+
+TEST(SimCli, SweepOverFileBindingsAndMachines) {
+  auto r = runBraid("sim " + testing::examplePath("stream_set_sync_loop.hir") +
+                    " --bind i0=8 --sweep i2=1024,1048576 machine=h100,h200 --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["configurations"].size(), 4u);
+}
+
+TEST(SimCli, SweepAcceptsExactlyTheProtocolsTheLoweringAccepts) {
+  auto r = runBraid("sim ag_matmul --machine h200 --sweep protocol=A,Z");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--protocol"), std::string::npos) << r.err;
+  auto k = runBraid("sim ag_matmul --machine h200 --sweep colour=red");
+  EXPECT_EQ(k.rc, 2);
+  EXPECT_NE(k.err.find("not a setting of a workload"), std::string::npos) << k.err;
+}
+
+TEST(SimCli, BadInputIsExitCodeTwoWithTheReason) {
+  auto no_machine = runBraid("sim ag_matmul");
+  EXPECT_EQ(no_machine.rc, 2);
+  EXPECT_NE(no_machine.err.find("--machine is required"), std::string::npos) << no_machine.err;
+  auto unbound = runBraid("sim " + testing::examplePath("stream_set_sync_loop.hir") + " --machine h200");
+  EXPECT_EQ(unbound.rc, 2);
+  EXPECT_NE(unbound.err.find("unbound"), std::string::npos) << unbound.err;
+  testing::TempDir dir("braid_sim_cli_");
+  std::string bad = dir.file("m.json");
+  {
+    json m = json::parse(sim::machinePresetJson("h200"));
+    m["nvlink"].erase("latency_us");
+    std::ofstream(bad) << m.dump();
+  }
+  auto missing = runBraid("sim ag_matmul --machine " + bad);
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("nvlink.latency_us: missing"), std::string::npos) << missing.err;
+}
+
+TEST(SimCli, ADeadlockIsExitCodeOne) {
+  auto r = runBraid("sim " + testing::simDataPath("unmatched_allreduce.hir") + " --machine h200");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.out.find("DEADLOCK"), std::string::npos) << r.out;
+}
+
+TEST(SimCli, PrintMachineWritesALoadableFile) {
+  testing::TempDir dir("braid_sim_cli_");
+  auto r = runBraid("sim --machine h200 --nodes 2 --print-machine");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string file = dir.file("m.json");
+  std::ofstream(file) << r.out;
+  sim::Machine m = sim::loadMachine(file);
+  EXPECT_EQ(m.topology.nodes, 2);
+  EXPECT_EQ(m.gpu.hbmGBps, 4800);
+}
+
+TEST(SimCli, FoldsEightThousandRanks) {
+  auto r = runBraid("sim ag_matmul --machine h200 --devices 8192 --m 65536 --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["ranks"].size(), 8192u);
+  EXPECT_TRUE(j["folding"]["folded"].get<bool>());
+  EXPECT_EQ(j["folding"]["simulated_ranks"].size(), 1u);
+  EXPECT_EQ(j["events"]["represented"].get<int64_t>(), 8192 * j["events"]["simulated"].get<int64_t>());
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,139 @@
+// Cost models against numbers computed by hand or published: NCCL's tuning model (the worked
+// example of ../shared/reference/simulators.md, section 2.3), roofline and wave quantization.
+#include <gtest/gtest.h>
+
+#include "sim/cost_model.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+// NCCL's model alone: ring only, bus bandwidth 370 GB/s, no size efficiency, no call overhead.
+sim::Machine ncclOnly() {
+  sim::Machine m = testing::bareMachine();
+  m.nccl.algorithms = {sim::NcclAlgorithm::kRing};
+  m.nccl.intraNodeBusGBps = 370;
+  m.nccl.bandwidthEfficiency = {{{1.0, 1.0}}};
+  return m;
+}
+
+sim::CommCost forced(sim::Machine m, sim::NcclProtocol p, CommunicationType t, double bytes) {
+  m.nccl.protocols = {p};
+  return sim::collectiveCost(m, t, 8, 1, bytes);
+}
+
+TEST(SimCostModel, NcclRingLatencyAndBandwidthOfTheWorkedExample) {
+  sim::Machine m = ncclOnly();
+  using P = sim::NcclProtocol;
+  const auto ar = CommunicationType::kAllreduce;
+  const auto ag = CommunicationType::kAllgather;
+  // AllReduce, 8 ranks: latency / algorithm bandwidth per protocol.
+  EXPECT_NEAR(forced(m, P::kLL, ar, 1).latencyUs, 15.0, 0.05);
+  EXPECT_NEAR(forced(m, P::kLL, ar, 1).bandwidthGBps, 80.6, 0.05);
+  EXPECT_NEAR(forced(m, P::kLL128, ar, 1).latencyUs, 40.6, 0.05);
+  EXPECT_NEAR(forced(m, P::kLL128, ar, 1).bandwidthGBps, 194.5, 0.05);
+  EXPECT_NEAR(forced(m, P::kSimple, ar, 1).latencyUs, 56.0, 0.05);
+  EXPECT_NEAR(forced(m, P::kSimple, ar, 1).bandwidthGBps, 211.4, 0.05);
+  // AllGather.
+  EXPECT_NEAR(forced(m, P::kLL, ag, 1).latencyUs, 10.8, 0.05);
+  EXPECT_NEAR(forced(m, P::kLL, ag, 1).bandwidthGBps, 161.1, 0.1);
+  EXPECT_NEAR(forced(m, P::kLL128, ag, 1).latencyUs, 27.3, 0.05);
+  EXPECT_NEAR(forced(m, P::kLL128, ag, 1).bandwidthGBps, 389.0, 0.1);
+  EXPECT_NEAR(forced(m, P::kSimple, ag, 1).latencyUs, 32.2, 0.05);
+  EXPECT_NEAR(forced(m, P::kSimple, ag, 1).bandwidthGBps, 422.9, 0.1);
+}
+
+TEST(SimCostModel, NcclPicksTheFastestProtocolLikeTheWorkedExample) {
+  sim::Machine m = ncclOnly();
+  const auto ar = CommunicationType::kAllreduce;
+  auto pick = [&](double bytes) { return sim::collectiveCost(m, ar, 8, 1, bytes); };
+  EXPECT_EQ(pick(64 * 1024).protocol, sim::NcclProtocol::kLL);
+  EXPECT_NEAR(pick(64 * 1024).us, 15.8, 0.05);
+  EXPECT_EQ(pick(1 << 20).protocol, sim::NcclProtocol::kLL);
+  EXPECT_NEAR(pick(1 << 20).us, 28.0, 0.05);
+  EXPECT_EQ(pick(16 << 20).protocol, sim::NcclProtocol::kLL128);
+  EXPECT_NEAR(pick(16 << 20).us, 126.9, 0.1);
+  EXPECT_EQ(pick(256.0 * (1 << 20)).protocol, sim::NcclProtocol::kSimple);
+  EXPECT_NEAR(pick(256.0 * (1 << 20)).us, 1325.7, 0.5);
+}
+
+TEST(SimCostModel, CrossingNodesUsesTheNicsAndTheNetworkLatencies) {
+  sim::Machine m = ncclOnly();
+  double bytes = 256.0 * (1 << 20);
+  sim::CommCost intra = sim::collectiveCost(m, CommunicationType::kAllgather, 16, 1, bytes);
+  sim::CommCost inter = sim::collectiveCost(m, CommunicationType::kAllgather, 16, 2, bytes);
+  EXPECT_FALSE(intra.interNode);
+  EXPECT_TRUE(inter.interNode);
+  // The ring runs at the slower NIC rate: 8 NICs of 48.5 GB/s for 8 GPUs, 48.5 GB/s per GPU.
+  EXPECT_NEAR(inter.bandwidthGBps, 48.5 * 16 / 15, 1e-6);
+  EXPECT_GT(inter.us, 5 * intra.us);
+}
+
+TEST(SimCostModel, TreeAllreduceWinsAtScaleWhereTheRingsLatencyGrows) {
+  sim::Machine m = testing::bareMachine();
+  sim::CommCost c = sim::collectiveCost(m, CommunicationType::kAllreduce, 8192, 1024, 1 << 20);
+  EXPECT_EQ(c.algorithm, sim::NcclAlgorithm::kTree);
+  EXPECT_EQ(sim::collectiveCost(m, CommunicationType::kAllgather, 8192, 1024, 1 << 20).algorithm,
+            sim::NcclAlgorithm::kRing);  // tree is for Allreduce only
+}
+
+TEST(SimCostModel, OneRankOnlyPaysTheCall) {
+  sim::Machine m = testing::bareMachine();
+  m.nccl.callOverheadUs = 9;
+  EXPECT_DOUBLE_EQ(sim::collectiveCost(m, CommunicationType::kAllreduce, 1, 1, 1 << 30).us, 9);
+}
+
+TEST(SimCostModel, P2PIsLatencyPlusBytesOverTheLink) {
+  sim::Machine m = testing::bareMachine();
+  m.nccl.bandwidthEfficiency = {{{1.0, 0.8}}};
+  sim::CommCost c = sim::p2pCost(m, 1e9, false);
+  EXPECT_NEAR(c.us, m.nvlink.latencyUs + 1e9 / (m.nvlink.bandwidthGBps * 0.8 * 1e3), 1e-9);
+}
+
+TEST(SimCostModel, GemmsRunInWholeWavesOfTiles) {
+  sim::Machine m = testing::bareMachine();
+  m.gpu.gemmTiles = {{128, 256, 1.0}};
+  m.gpu.matmulEfficiency = {{{1.0, 0.8}}};
+  auto gemm = [&](int64_t tiles) {
+    int64_t rows = 128 * tiles, cols = 256, k = 4096;
+    return sim::gemmCost(m, 2.0 * rows * cols * k, 0, DataType::kBFloat16, 1, rows, cols);
+  };
+  sim::KernelCost full = gemm(132), one_more = gemm(133);
+  EXPECT_EQ(full.tiles, 132);
+  EXPECT_EQ(one_more.tiles, 133);
+  // One more tile than SMs: a second, nearly empty wave.
+  EXPECT_NEAR(one_more.computeUs, 2 * full.computeUs, 1e-9);
+  double peak = 989.4e6;  // flops per microsecond
+  EXPECT_NEAR(full.computeUs, 2.0 * 128 * 132 * 256 * 4096 / (peak * 0.8), 1e-9);
+  // A GEMM with a tenth of the tiles uses a tenth of the SMs for the same time per wave.
+  sim::KernelCost small = gemm(13);
+  EXPECT_NEAR(small.computeUs, full.computeUs, 1e-9);
+}
+
+TEST(SimCostModel, TheFastestTileWins) {
+  sim::Machine m = testing::bareMachine();
+  // 256 x 256: 2 tiles of 128x256 (2 of 132 SMs) or 16 of 64x64; the small tiles fill more SMs.
+  sim::KernelCost c = sim::gemmCost(m, 2.0 * 256 * 256 * 65536, 0, DataType::kBFloat16, 1, 256, 256);
+  EXPECT_EQ(c.tileM, 64);
+  EXPECT_EQ(c.tileN, 64);
+}
+
+TEST(SimCostModel, CopiesAreBoundByHbmBandwidth) {
+  sim::Machine m = testing::bareMachine();
+  sim::KernelCost c = sim::copyCost(m, 2e9);
+  EXPECT_NEAR(c.totalUs(), 2e9 / (4800e3 * m.gpu.memoryEfficiency.at(2e9)), 1e-9);
+  EXPECT_DOUBLE_EQ(c.computeUs, 0);
+}
+
+TEST(SimCostModel, SmSlowdownProportionalOrInWaves) {
+  sim::Machine m = testing::bareMachine();  // 132 SMs
+  EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 0, 66, false), 2.0);
+  EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 2048, 108, false), 132.0 / 108.0);
+  EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 2048, 108, true), 19.0 / 16.0);
+  EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 132, 108, true), 2.0);  // the tail wave
+  EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 40, 108, true), 1.0);   // it never needed more
+  EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 40, 20, false), 2.0);
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,114 @@
+// Machine files: presets, strict reading (every error names the field), round trips.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "sim/machine.h"
+#include "tests/support/error_of.h"
+
+namespace braid {
+namespace {
+
+using testing::errorOf;
+using json = nlohmann::ordered_json;
+
+TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
+  std::vector<std::string> names = sim::machinePresetNames();
+  EXPECT_EQ(names, (std::vector<std::string>{"a100", "b200", "h100", "h200"}));
+  for (const auto& n : names) {
+    sim::Machine m = sim::loadMachine(n);
+    EXPECT_EQ(m.name, n);
+    EXPECT_GT(m.gpu.sms, m.nccl.channels * m.nccl.smsPerChannel);
+    EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
+  }
+  // Datasheet facts the presets must keep.
+  EXPECT_EQ(sim::loadMachine("h200").gpu.hbmGBps, 4800);
+  EXPECT_EQ(sim::loadMachine("h100").gpu.hbmGBps, 3350);
+  EXPECT_EQ(sim::loadMachine("a100").gpu.sms, 108);
+  EXPECT_EQ(sim::loadMachine("b200").gpu.sms, 148);
+}
+
+TEST(SimMachine, ExampleMachineFilesLoad) {
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(BRAID_SOURCE_DIR) + "/examples/machines")) {
+    if (e.path().extension() != ".json") continue;
+    sim::Machine m = sim::loadMachine(e.path().string());
+    EXPECT_FALSE(m.description.empty()) << e.path();
+    ++files;
+  }
+  EXPECT_GE(files, 1);
+}
+
+json h200() { return json::parse(sim::machinePresetJson("h200")); }
+
+std::string errorFor(const json& j) {
+  return errorOf([&] { sim::machineFromJson(j.dump(), "m.json"); });
+}
+
+TEST(SimMachine, AMissingFieldIsNamed) {
+  json j = h200();
+  j["gpu"].erase("hbm_gbps");
+  EXPECT_EQ(errorFor(j), "m.json: gpu.hbm_gbps: missing");
+  j = h200();
+  j["nccl"]["base_latency_us"]["tree"].erase("LL128");
+  EXPECT_EQ(errorFor(j), "m.json: nccl.base_latency_us.tree.LL128: missing");
+}
+
+TEST(SimMachine, AnUnknownFieldIsNamed) {
+  json j = h200();
+  j["gpu"]["hbm_gbs"] = 4800;
+  EXPECT_NE(errorFor(j).find("m.json: gpu.hbm_gbs: unknown field"), std::string::npos) << errorFor(j);
+  j = h200();
+  j["colour"] = "green";
+  EXPECT_NE(errorFor(j).find("m.json: colour: unknown field"), std::string::npos) << errorFor(j);
+}
+
+TEST(SimMachine, WrongTypesAndRangesAreNamed) {
+  json j = h200();
+  j["gpu"]["sms"] = "many";
+  EXPECT_NE(errorFor(j).find("m.json: gpu.sms: expected an integer"), std::string::npos) << errorFor(j);
+  j = h200();
+  j["contention"]["comm_rate_under_compute"] = 1.5;
+  EXPECT_NE(errorFor(j).find("m.json: contention.comm_rate_under_compute: expected a number in (0, 1]"),
+            std::string::npos)
+      << errorFor(j);
+  j = h200();
+  j["gpu"]["matmul_efficiency"] = json::array({json::array({1e9, 0.5}), json::array({1e8, 0.6})});
+  EXPECT_EQ(errorFor(j), "m.json: gpu.matmul_efficiency[1]: sizes must increase from one point to the next");
+  j = h200();
+  j["nccl"]["protocols"] = json::array({"LL64"});
+  EXPECT_NE(errorFor(j).find("m.json: nccl.protocols[0]: unknown protocol \"LL64\""), std::string::npos)
+      << errorFor(j);
+  j = h200();
+  j["nccl"]["channels"] = 200;
+  EXPECT_NE(errorFor(j).find("leave no SM"), std::string::npos) << errorFor(j);
+  j = h200();
+  j["schema"] = "braid-machine/2";
+  EXPECT_NE(errorFor(j).find("m.json: schema: expected \"braid-machine/1\""), std::string::npos);
+  EXPECT_NE(errorOf([] { sim::machineFromJson("{", "m.json"); }).find("m.json: not valid JSON"), std::string::npos);
+}
+
+TEST(SimMachine, UnknownNamesListThePresets) {
+  std::string e = errorOf([] { sim::loadMachine("h300"); });
+  EXPECT_NE(e.find("'h300' is neither a preset (a100, b200, h100, h200) nor a machine file"), std::string::npos) << e;
+}
+
+TEST(SimMachine, EfficiencyCurvesInterpolateInLogSize) {
+  sim::EfficiencyCurve c{{{1e6, 0.2}, {1e8, 0.6}}};
+  EXPECT_DOUBLE_EQ(c.at(1e3), 0.2);  // clamped
+  EXPECT_DOUBLE_EQ(c.at(1e9), 0.6);
+  EXPECT_NEAR(c.at(1e7), 0.4, 1e-12);  // halfway in log10
+  EXPECT_NEAR(c.at(1e6 * std::sqrt(10.0)), 0.3, 1e-12);
+}
+
+TEST(SimMachine, PrecisionsOfDataTypes) {
+  EXPECT_EQ(sim::precisionOf(DataType::kBFloat16), sim::Precision::kBf16);
+  EXPECT_EQ(sim::precisionOf(DataType::kHalf), sim::Precision::kFp16);
+  EXPECT_EQ(sim::precisionOf(DataType::kFloat), sim::Precision::kFp32);
+  EXPECT_EQ(sim::precisionOf(DataType::kDouble), sim::Precision::kFp64);
+  EXPECT_EQ(sim::precisionOf(DataType::kInt64), sim::Precision::kFp64);
+}
+
+}  // namespace
+}  // namespace braid
