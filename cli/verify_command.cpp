@@ -1,15 +1,19 @@
-// `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--json]`: the exact
-// bounded checker. Exit 0 when the program is correct for those bindings, 1 when a bug is
-// found (warnings alone do not fail), 2 on bad input.
+// `braid verify FILE|WORKLOAD [--bind i0=..] [--ranks N] [--streams S] [--json] [--dot FILE]`: the
+// exact bounded checker. Exit 0 when the program is correct for those bindings, 1 when a bug is
+// found (warnings alone do not fail), 2 on bad input. `--dot` draws the findings over the
+// happens-before graph (viz/hb_graph.h).
 #include <filesystem>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
+#include "ir/semantics/interpreter.h"
 #include "passes/lower.h"
 #include "passes/workload.h"
 #include "verify/checker.h"
+#include "viz/hb_graph.h"
+#include "viz/render.h"
 
 namespace braid::cli {
 namespace {
@@ -20,6 +24,7 @@ struct VerifyArgs {
   int64_t ranks = 0;
   bool json = false;
   bool noWarnings = false;
+  std::string dot;
   WorkloadFlags flags;
 };
 
@@ -58,6 +63,8 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
       sub.add_flag("--json", args->json, "print the findings as JSON");
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
+      sub.add_option("--dot", args->dot,
+                     "draw the findings over the happens-before graph: FILE.dot, .svg or .png (docs/VIZ.md)");
       addWorkloadFlags(sub, args->flags, verifyDefaults());
       return [args] {
         const WorkloadFlags& f = args->flags;
@@ -68,6 +75,7 @@ BRAID_REGISTER_COMMAND(Command{
         o.streams = f.has(f.streams) ? f.streams : 4;
         o.parallelismWarnings = !args->noWarnings;
         int64_t ranks = args->ranks;
+        if (!args->dot.empty()) viz::pictureFormatOf(args->dot);  // a bad extension fails before the work
         HostProgram p = loadTarget(*args, &ranks);
         if (p.sourceName.empty()) p.sourceName = args->target;
         o.ranks = ranks;
@@ -76,6 +84,15 @@ BRAID_REGISTER_COMMAND(Command{
           std::cout << verify::formatJson(r) << "\n";
         } else {
           std::cout << verify::formatReport(r);
+        }
+        if (!args->dot.empty()) {
+          // The same graph the checker saw (verifyProgram builds it from the same options).
+          sem::SemanticsOptions so;
+          so.bindings = o.bindings;
+          so.numRanks = o.ranks;
+          so.numberOfStreams = o.streams;
+          viz::GraphSummary drawn = viz::drawVerification(sem::buildEventGraph(p, so), r, {}, args->dot);
+          std::cerr << "wrote " << args->dot << " (" << drawn.drawnEvents << " of " << drawn.events << " events)\n";
         }
         return r.ok() ? 0 : 1;
       };
