@@ -8,6 +8,7 @@
 #include "viz/dot_text.h"
 #include "viz/render.h"
 #include "viz/timeline_draw.h"
+#include "viz/timeline_style.h"
 
 namespace braid::viz {
 
@@ -24,20 +25,6 @@ std::string inches(double pt) {
 // Graphviz's y axis points up; the layout's points down.
 std::string pos(double x, double y, double height) {
   return "\"" + dotNumber(x) + "," + dotNumber(height - y) + "\"";
-}
-
-const char* arrowColor(TimelineEdgeKind k) {
-  switch (k) {
-    case TimelineEdgeKind::kSync:
-      return "#2b2b2bc8";
-    case TimelineEdgeKind::kWait:
-      return "#8e44adc8";
-    case TimelineEdgeKind::kPost:
-      return "#8a8a8aa0";
-    case TimelineEdgeKind::kRendezvous:
-      return "#d0701b";
-  }
-  return "#000000";
 }
 
 }  // namespace

@@ -119,8 +119,4 @@ std::string timelinesToDot(const std::vector<Timeline>& timelines, const Timelin
 // Draws the timelines into `path`: .svg, .png (Graphviz needed) or .dot.
 void renderTimelines(const std::vector<Timeline>& timelines, const TimelineDrawOptions& o, const std::string& path);
 
-// Styling shared with the happens-before graph and the legend.
-const char* opKindColor(TimelineOpKind k);
-const char* opKindFontColor(TimelineOpKind k);
-
 }  // namespace braid::viz

@@ -10,7 +10,9 @@
 #include "ir/error.h"
 #include "viz/rank_groups.h"
 #include "viz/text_metrics.h"
+#include "viz/timeline_canvas.h"
 #include "viz/timeline_draw.h"
+#include "viz/timeline_style.h"
 
 namespace braid::viz {
 
@@ -26,11 +28,6 @@ constexpr double kBoxFont = 8;
 constexpr double kLaneFont = 8.5;
 constexpr double kMinGapPt = 1;  // ops closer than this are "touching" for dense-run merging
 
-const char* kHiddenFill = "#59a14f";
-const char* kExposedFill = "#e15759";
-const char* kHiddenShade = "#59a14f24";
-const char* kExposedShade = "#e1575920";
-
 int laneOrder(TimelineStreamKind k) {
   switch (k) {
     case TimelineStreamKind::kDefault:
@@ -41,76 +38,6 @@ int laneOrder(TimelineStreamKind k) {
       return 2;
   }
   return 3;
-}
-
-bool isMarkerKind(TimelineOpKind k) {
-  return k == TimelineOpKind::kSync || k == TimelineOpKind::kWait;
-}
-
-// The axis: ticks every `step` (in `unit`s), `div` microseconds per unit.
-struct Axis {
-  double step = 1;
-  double div = 1;
-  const char* unit = "µs";
-};
-
-Axis chooseAxis(double maxUs, double widthPt) {
-  Axis a;
-  if (maxUs >= 2e7) {
-    a.div = 1e6;
-    a.unit = "s";
-  } else if (maxUs >= 2e4) {
-    a.div = 1e3;
-    a.unit = "ms";
-  }
-  double range = maxUs / a.div;
-  double wanted = std::max(2.0, std::floor(widthPt / 85));
-  double raw = range / wanted;
-  double p = std::pow(10, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    a.step = m * p;
-    if (a.step >= raw) break;
-  }
-  return a;
-}
-
-std::string tickLabel(double v, double step) {
-  int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string durationStr(double us) {
-  char buf[48];
-  if (us >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.3g s", us / 1e6);
-  } else if (us >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.4g ms", us / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g µs", us);
-  }
-  return buf;
-}
-
-std::string bytesStr(int64_t b) {
-  char buf[48];
-  if (b >= (1 << 30)) {
-    std::snprintf(buf, sizeof buf, "%.3g GiB", static_cast<double>(b) / (1 << 30));
-  } else if (b >= (1 << 20)) {
-    std::snprintf(buf, sizeof buf, "%.3g MiB", static_cast<double>(b) / (1 << 20));
-  } else if (b >= 1024) {
-    std::snprintf(buf, sizeof buf, "%.3g KiB", static_cast<double>(b) / 1024);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  }
-  return buf;
-}
-
-std::string percent(double f) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * f);
-  return buf;
 }
 
 std::string defaultLabel(const Timeline& t) {
@@ -136,71 +63,31 @@ std::string opTooltip(const Timeline& t, const TimelineOp& op, const std::vector
   return s;
 }
 
-const char* arrowLegendName(TimelineEdgeKind k) {
-  switch (k) {
-    case TimelineEdgeKind::kSync:
-      return "ordered by Synchronize";
-    case TimelineEdgeKind::kWait:
-      return "ordered by Wait";
-    case TimelineEdgeKind::kPost:
-      return "posted after";
-    case TimelineEdgeKind::kRendezvous:
-      return "rendezvous";
-  }
-  return "?";
-}
-
-class Builder {
+class Builder : private Canvas {
  public:
   Builder(const std::vector<Timeline>& ts, const TimelineDrawOptions& o) : ts_(ts), o_(o) {
     for (const Timeline& t : ts) maxUs_ = std::max(maxUs_, t.makespanUs());
     if (maxUs_ <= 0) maxUs_ = 1;
     plotX0_ = kMargin + kRankLabelW + kLaneLabelW;
     plotX1_ = plotX0_ + o.widthPt;
-    pic_.width = plotX1_ + kRightMargin;
-    pic_.timeScale = o.widthPt / maxUs_;
-    axis_ = chooseAxis(maxUs_, o.widthPt);
+    picture.width = plotX1_ + kRightMargin;
+    picture.timeScale = o.widthPt / maxUs_;
+    axis_ = chooseTimeAxis(maxUs_, o.widthPt);
   }
 
   TimelinePicture build() {
-    y_ = kMargin;
+    cursorY = kMargin;
     header();
     for (size_t i = 0; i < ts_.size(); ++i) panel(i);
-    legend();
-    pic_.height = y_ + kMargin;
-    std::stable_sort(pic_.boxes.begin(), pic_.boxes.end(),
+    drawLegend(*this, ts_, kMargin);
+    picture.height = cursorY + kMargin;
+    std::stable_sort(picture.boxes.begin(), picture.boxes.end(),
                      [](const PlacedBox& a, const PlacedBox& b) { return a.role < b.role; });
-    return std::move(pic_);
+    return std::move(picture);
   }
 
  private:
-  double X(double us) const { return plotX0_ + us * pic_.timeScale; }
-
-  PlacedText& text(double x0, double x1, double fontSize, const std::string& s, char justify = 'l') {
-    PlacedText t;
-    t.x0 = x0;
-    t.x1 = x1;
-    t.y0 = y_;
-    t.y1 = y_ + fontSize * 1.3;
-    t.fontSize = fontSize;
-    t.text = fitText(s, x1 - x0, fontSize);
-    t.justify = justify;
-    if (t.text != s) t.tooltip = s;
-    pic_.texts.push_back(std::move(t));
-    return pic_.texts.back();
-  }
-
-  PlacedBox& box(ShapeRole role, double x0, double y0, double x1, double y1, const std::string& fill) {
-    PlacedBox b;
-    b.role = role;
-    b.x0 = x0;
-    b.y0 = y0;
-    b.x1 = x1;
-    b.y1 = y1;
-    b.fill = fill;
-    pic_.boxes.push_back(std::move(b));
-    return pic_.boxes.back();
-  }
+  double X(double us) const { return plotX0_ + us * picture.timeScale; }
 
   std::string label(size_t i) const {
     return i < o_.labels.size() && !o_.labels[i].empty() ? o_.labels[i] : defaultLabel(ts_[i]);
@@ -214,18 +101,18 @@ class Builder {
       for (const auto& p : programs) title += (title.empty() ? "" : " vs ") + p;
       title = "Timeline of " + title;
     }
-    text(kMargin, pic_.width - kMargin, 14, title).bold = true;
-    y_ += 20;
+    text(kMargin, picture.width - kMargin, 14, title).bold = true;
+    cursorY += 20;
     for (size_t i = 1; i < ts_.size(); ++i) {
       double a = ts_[0].makespanUs(), b = ts_[i].makespanUs();
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.2f", a > 0 ? b / a : 0.0);
-      text(kMargin, pic_.width - kMargin, 10.5,
+      text(kMargin, picture.width - kMargin, 10.5,
            "[" + std::to_string(i + 1) + "] takes " + ratio + "x as long as [1] (" + durationStr(b) + " vs " +
                durationStr(a) + ")");
-      y_ += 15;
+      cursorY += 15;
     }
-    y_ += 6;
+    cursorY += 6;
   }
 
   // The rank groups of timeline t that are drawn, each restricted to the ranks asked for.
@@ -267,31 +154,31 @@ class Builder {
     const std::string pid = "p" + std::to_string(index);
 
     // Header: label, then the numbers that matter.
-    text(kMargin, pic_.width - kMargin, 11.5, panel.label).bold = true;
-    y_ += 16;
+    text(kMargin, picture.width - kMargin, 11.5, panel.label).bold = true;
+    cursorY += 16;
     size_t nranks = std::max<size_t>(1, panel.overlap.ranks.size());
     std::string summary = "makespan " + durationStr(t.makespanUs());
     if (panel.overlap.communicationUs > 0) {
       summary += "  |  communication " + durationStr(panel.overlap.communicationUs / static_cast<double>(nranks)) +
-                 " per rank: " + percent(panel.overlap.hiddenFraction()) + " hidden under compute, " +
+                 " per rank: " + percentStr(panel.overlap.hiddenFraction()) + " hidden under compute, " +
                  durationStr(panel.overlap.exposedUs / static_cast<double>(nranks)) + " exposed";
     } else {
       summary += "  |  no communication";
     }
     summary += "  |  " + std::to_string(panel.overlap.ranks.size()) + " rank" + (nranks == 1 ? "" : "s") + ", " +
                std::to_string(t.ops.size()) + " ops";
-    text(kMargin, pic_.width - kMargin, 9.5, summary).color = "#444444";
-    y_ += 17;
+    text(kMargin, picture.width - kMargin, 9.5, summary).color = "#444444";
+    cursorY += 17;
 
     // Room for the end-of-timeline mark's label.
-    double endLabelY = y_;
-    y_ += 12;
+    double endLabelY = cursorY;
+    cursorY += 12;
     std::vector<RankGroup> groups = drawnGroups(t, panel);
     // Lanes of each group's representative, default stream first, then workers, then communicators.
     std::map<std::pair<int64_t, int32_t>, std::vector<const TimelineOp*>> byLane;
     for (const TimelineOp& op : t.ops) byLane[{op.rank, op.stream}].push_back(&op);
     int64_t emptyStreams = 0;
-    double panelTop = y_;
+    double panelTop = cursorY;
     std::map<std::pair<int64_t, int32_t>, size_t> laneOf;
     std::vector<bool> detailed = chooseDetailed(t, groups, panel);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
@@ -300,9 +187,9 @@ class Builder {
       } else {
         summaryRow(t, groups[gi], panel, pid);
       }
-      y_ += kGroupGap;
+      cursorY += kGroupGap;
     }
-    double panelBottom = y_ - kGroupGap;
+    double panelBottom = cursorY - kGroupGap;
     if (emptyStreams > 0)
       panel.notes.push_back(std::to_string(emptyStreams) + " stream" + (emptyStreams == 1 ? "" : "s") +
                             " without ops not drawn");
@@ -315,13 +202,13 @@ class Builder {
                             " of ops too thin to draw one by one (" + std::to_string(panel.denseRunOps) +
                             " ops) drawn as one dashed box each; the SVG's tooltips list them");
     for (const std::string& note : panel.notes) {
-      PlacedText& n = text(kMargin, pic_.width - kMargin, 8.5, "note: " + note);
+      PlacedText& n = text(kMargin, picture.width - kMargin, 8.5, "note: " + note);
       n.italic = true;
       n.color = "#555555";
-      y_ += 12;
+      cursorY += 12;
     }
-    y_ += 12;
-    pic_.panels.push_back(std::move(panel));
+    cursorY += 12;
+    picture.panels.push_back(std::move(panel));
   }
 
   // Which rank groups are drawn lane by lane; the others get one summary row each. The first
@@ -392,7 +279,7 @@ class Builder {
     std::stable_sort(streams.begin(), streams.end(), [](const TimelineStream* a, const TimelineStream* b) {
       return laneOrder(a->kind) < laneOrder(b->kind);
     });
-    double groupTop = y_;
+    double groupTop = cursorY;
     RankOverlap ov = rankOverlap(t, rep);
     overlapStrip(ov);
     for (const TimelineStream* s : streams) {
@@ -400,8 +287,8 @@ class Builder {
       lane.rank = rep;
       lane.ranks = g.ranks;
       lane.stream = s->id;
-      lane.y0 = y_;
-      lane.y1 = y_ + o_.laneHeightPt;
+      lane.y0 = cursorY;
+      lane.y1 = cursorY + o_.laneHeightPt;
       laneOf[{rep, s->id}] = panel.lanes.size();
       PlacedBox& stripe = box(ShapeRole::kStripe, plotX0_ - kLaneLabelW + 4, lane.y0, plotX1_, lane.y1,
                               panel.lanes.size() % 2 ? "#eef0f3" : "#f8f9fa");
@@ -412,12 +299,12 @@ class Builder {
       name.y0 = lane.y0;
       name.y1 = lane.y1;
       if (s->kind == TimelineStreamKind::kCommunicator) name.italic = true;
-      y_ = lane.y1;
+      cursorY = lane.y1;
       laneOps(t, byLane.at({rep, s->id}), lane, panel, pid, g.ranks);
       panel.lanes.push_back(std::move(lane));
     }
-    frame(pid, rep, groupTop, y_);
-    shade(ov, groupTop + kOverlapStripH, y_);
+    frame(pid, rep, groupTop, cursorY);
+    shade(ov, groupTop + kOverlapStripH, cursorY);
     rankLabel(g, groupTop);
   }
 
@@ -426,7 +313,7 @@ class Builder {
   void summaryRow(const Timeline& t, const RankGroup& g, TimelinePanel& panel, const std::string& pid) {
     int64_t rep = g.representative();
     RankOverlap ov = rankOverlap(t, rep);
-    double top = y_;
+    double top = cursorY;
     double rowH = std::max(26.0, o_.laneHeightPt + 10);
     frame(pid, rep, top, top + rowH).cls = "rankgroup summary";
     double mid = top + rowH / 2;
@@ -451,13 +338,13 @@ class Builder {
     b.italic = true;
     rankLabel(g, top);
     panel.summaryRows.push_back(g.ranks);
-    y_ = top + rowH;
+    cursorY = top + rowH;
   }
 
   // A thin strip at the top of a rank group: green where communication hides under work, red
   // where it is exposed.
   void overlapStrip(const RankOverlap& ov) {
-    double y0 = y_ + 1.5, y1 = y_ + kOverlapStripH - 1;
+    double y0 = cursorY + 1.5, y1 = cursorY + kOverlapStripH - 1;
     for (const Span& s : ov.hidden) {
       PlacedBox& b = box(ShapeRole::kHidden, X(s.begin), y0, std::max(X(s.end), X(s.begin) + 0.8), y1, kHiddenFill);
       b.tooltip = "communication hidden under device work: " + durationStr(s.begin) + " to " + durationStr(s.end);
@@ -470,12 +357,12 @@ class Builder {
     }
     if (!ov.communication.empty()) {
       PlacedText& t = text(plotX0_ - kLaneLabelW + 6, plotX0_ - 6, 7, "comm. hidden / exposed", 'r');
-      t.y0 = y_;
-      t.y1 = y_ + kOverlapStripH;
+      t.y0 = cursorY;
+      t.y1 = cursorY + kOverlapStripH;
       t.color = "#666666";
       t.italic = true;
     }
-    y_ += kOverlapStripH;
+    cursorY += kOverlapStripH;
   }
 
   void shade(const RankOverlap& ov, double y0, double y1) {
@@ -597,7 +484,7 @@ class Builder {
       panel.notes.push_back(std::to_string(panel.arrowsDropped) + " of " + std::to_string(before) +
                             " ordering arrows not drawn (at most " + std::to_string(o_.maxArrows) +
                             "; post arrows are dropped first)");
-    pic_.arrows.insert(pic_.arrows.end(), found.begin(), found.end());
+    picture.arrows.insert(picture.arrows.end(), found.begin(), found.end());
   }
 
   std::vector<double> ticks() const {
@@ -632,7 +519,7 @@ class Builder {
   }
 
   void axisAt(double y) {
-    y_ = y;
+    cursorY = y;
     box(ShapeRole::kAxis, plotX0_, y, plotX1_, y + 0.8, "#555555");
     for (double v : ticks()) {
       double x = X(v * axis_.div);
@@ -647,113 +534,17 @@ class Builder {
     unit.y0 = y + 4;
     unit.y1 = y + 15;
     unit.color = "#444444";
-    y_ = y + 20;
-  }
-
-  void legend() {
-    std::set<TimelineOpKind> kinds;
-    bool runs = false;
-    for (const PlacedBox& b : pic_.boxes) runs |= b.role == ShapeRole::kRun;
-    for (const Timeline& t : ts_)
-      for (const TimelineOp& op : t.ops) kinds.insert(op.kind);
-    std::set<TimelineEdgeKind> arrowKinds;
-    for (const PlacedArrow& a : pic_.arrows) arrowKinds.insert(a.kind);
-    bool comm = false;
-    for (const TimelinePanel& p : pic_.panels) comm |= p.overlap.communicationUs > 0;
-
-    double x = kMargin;
-    double rowTop = y_;
-    auto advance = [&](double w) {
-      x += w;
-      if (x > pic_.width - kMargin - 150) {
-        x = kMargin;
-        y_ += 16;
-      }
-    };
-    auto item = [&](const std::string& fill, const std::string& name, bool dashed = false) {
-      PlacedBox& s = box(ShapeRole::kSwatch, x, y_ + 3, x + 16, y_ + 12, fill);
-      s.stroke = "#00000066";
-      s.dashed = dashed;
-      double w = textWidth(name, 8.5) + 6;
-      PlacedText& t = text(x + 20, x + 20 + w, 8.5, name);
-      t.y1 = y_ + 15;
-      advance(20 + w + 12);
-    };
-    PlacedText& head = text(x, x + 50, 8.5, "legend:");
-    head.bold = true;
-    head.y1 = y_ + 15;
-    advance(50);
-    for (TimelineOpKind k : kinds) {
-      if (isMarkerKind(k)) {
-        PlacedBox& s = box(ShapeRole::kSwatch, x + 7, y_ + 1, x + 8.6, y_ + 14, opKindColor(k));
-        (void)s;
-        std::string name = k == TimelineOpKind::kSync ? "Synchronize" : "Wait";
-        double w = textWidth(name, 8.5) + 6;
-        PlacedText& t = text(x + 14, x + 14 + w, 8.5, name);
-        t.y1 = y_ + 15;
-        advance(14 + w + 12);
-      } else {
-        item(opKindColor(k), timelineOpKindName(k));
-      }
-    }
-    if (runs) item(std::string(opKindColor(TimelineOpKind::kCompute)) + "99", "dense run (merged ops)", true);
-    if (comm) {
-      item(kHiddenFill, "communication hidden under compute");
-      item(kExposedFill, "communication exposed");
-    }
-    for (TimelineEdgeKind k : arrowKinds) {
-      PlacedArrow a;
-      a.x0 = x;
-      a.x1 = x + 22;
-      a.y0 = a.y1 = y_ + 7.5;
-      a.kind = k;
-      a.from = a.to = -1;
-      pic_.arrows.push_back(a);
-      std::string name = arrowLegendName(k);
-      double w = textWidth(name, 8.5) + 6;
-      PlacedText& t = text(x + 26, x + 26 + w, 8.5, name);
-      t.y1 = y_ + 15;
-      advance(26 + w + 12);
-    }
-    (void)rowTop;
-    y_ += 18;
+    cursorY = y + 20;
   }
 
   const std::vector<Timeline>& ts_;
   const TimelineDrawOptions& o_;
-  TimelinePicture pic_;
   double maxUs_ = 0;
   double plotX0_ = 0, plotX1_ = 0;
-  double y_ = 0;
-  Axis axis_;
+  TimeAxis axis_;
 };
 
 }  // namespace
-
-const char* opKindColor(TimelineOpKind k) {
-  switch (k) {
-    case TimelineOpKind::kCompute:
-      return "#4e79a7";
-    case TimelineOpKind::kCommunication:
-      return "#f28e2b";
-    case TimelineOpKind::kCopy:
-      return "#76b7b2";
-    case TimelineOpKind::kMemset:
-      return "#bab0ac";
-    case TimelineOpKind::kSync:
-      return "#3b3b3b";
-    case TimelineOpKind::kWait:
-      return "#8e44ad";
-    case TimelineOpKind::kHost:
-      return "#edc948";
-  }
-  return "#999999";
-}
-
-const char* opKindFontColor(TimelineOpKind k) {
-  return k == TimelineOpKind::kCompute || k == TimelineOpKind::kSync || k == TimelineOpKind::kWait ? "#ffffff"
-                                                                                                  : "#1a1a1a";
-}
 
 TimelinePicture layoutTimelines(const std::vector<Timeline>& timelines, const TimelineDrawOptions& o) {
   if (timelines.empty()) throw Error("no timeline to draw");
