@@ -22,7 +22,7 @@ namespace braid::cli {
 
 #ifndef BRAID_EXEC_MODULE_NAME
 
-int runInExecModule(const exec::RunConfig&) { throw Error(exec::kBuiltWithoutTorchMessage); }
+int runInExecModule(const RunConfig&) { throw Error(kBuiltWithoutTorchMessage); }
 
 #else
 
@@ -40,7 +40,7 @@ std::vector<std::string> candidatePaths() {
 
 }  // namespace
 
-int runInExecModule(const exec::RunConfig& config) {
+int runInExecModule(const RunConfig& config) {
   std::vector<std::string> paths = candidatePaths();
   const bool overridden = paths.size() == 1;
   std::string looked;

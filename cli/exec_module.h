@@ -8,20 +8,20 @@
 
 #include <cstddef>
 
-#include "exec/run.h"
+#include "cli/run_config.h"
 
 namespace braid::cli {
 
-// The module's entry point: runs exec::runCommand(*config) and returns its exit code, printing
+// The module's entry point: runs cli::runCommand(*config) and returns its exit code, printing
 // errors as `braid` does ("braid run: ...", exit code 2 for bad input, 3 for an internal error).
 // config_size and version guard against a module from another build of braid.
-using ExecModuleEntry = int (*)(const exec::RunConfig* config, std::size_t config_size, const char* version);
+using ExecModuleEntry = int (*)(const RunConfig* config, std::size_t config_size, const char* version);
 inline constexpr const char* kExecModuleEntry = "braid_exec_run";
 // Set to the module's path, it overrides where `braid run` looks for it.
 inline constexpr const char* kExecModuleEnv = "BRAID_EXEC_MODULE";
 
 // Loads the module and runs `braid run` in it. Throws braid::Error when the module cannot be
 // found or loaded, or when braid was built without libtorch.
-int runInExecModule(const exec::RunConfig& config);
+int runInExecModule(const RunConfig& config);
 
 }  // namespace braid::cli

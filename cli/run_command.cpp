@@ -6,14 +6,14 @@
 #include "cli/command.h"
 #include "cli/exec_module.h"
 #include "cli/workload_flags.h"
-#include "exec/run.h"
+#include "cli/run_config.h"
 #include "ir/error.h"
 
 namespace braid::cli {
 namespace {
 
 struct RunArgs {
-  exec::RunConfig cfg;
+  RunConfig cfg;
   std::vector<std::string> binds;
   std::vector<std::string> inputs;
   WorkloadFlags flags;
@@ -33,7 +33,7 @@ BRAID_REGISTER_COMMAND(Command{
     "run",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<RunArgs>();
-      exec::RunConfig& c = a->cfg;
+      RunConfig& c = a->cfg;
       sub.add_option("target", c.target, "host IR file, or a workload name (braid lower --list)")->required();
       sub.add_option("--backend", c.backend, "execution backend (cpu: libtorch CPU tensors + Gloo)")
           ->default_val("cpu");
@@ -54,10 +54,13 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--reference", c.referenceWorkload, "check a FILE against this workload's fusion");
       sub.add_option("--tol", a->tol, "relative tolerance (default per dtype: float 1e-5, bf16 2e-2)");
       sub.add_flag("--verbose", c.verbose, "print the host program that runs (rank 0)");
+      sub.add_flag("--unsafe", c.unsafe,
+                   "run a program that `braid verify` rejects (by default braid run verifies it first for "
+                   "the sizes, ranks and streams it runs with, and refuses it)");
       // Workload size and lowering flags, as `braid lower` (--devices defaults to --ranks).
       addWorkloadFlags(sub, a->flags, c.params);
       return [a] {
-        exec::RunConfig& c = a->cfg;
+        RunConfig& c = a->cfg;
         if (a->check && a->no_check) throw Error("--check and --no-check contradict each other");
         c.check = !a->no_check;
         if (a->tol >= 0) c.tolerance = a->tol;

@@ -1,6 +1,7 @@
 // Running a host program on every rank of a communicator and checking its gathered outputs
-// against the unlowered fusion in float64: the library form of `braid run` (exec/run.h), used by
-// the CLI and by tests that run many programs in one set of rank processes.
+// against the unlowered fusion in float64: the library form of `braid run` (its driver is in
+// cli/exec_module/), used by the CLI and by tests that run many programs in one set of rank
+// processes.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,9 @@ struct CheckOptions {
   std::vector<std::pair<std::string, std::string>> inputFiles;  // "T0" or input index -> .npy
   std::string saveOutputs;           // rank 0 writes DIR/T<n>.npy
   std::function<void(const Stmt&, int64_t)> onStatement;
+  // Called with the program's bindings (the given ones, plus the symbols the inputs determine)
+  // before anything runs; may throw to refuse the run (`braid run` verifies the program here).
+  std::function<void(const Bindings&)> beforeRun;
   std::atomic<Evaluator*>* current = nullptr;  // set while the evaluator runs (watchdogs)
 };
 

@@ -10,46 +10,6 @@
 
 namespace braid::verify {
 
-const char* findingKindName(FindingKind k) {
-  switch (k) {
-    case FindingKind::kRace:
-      return "race";
-    case FindingKind::kMissingJoin:
-      return "missing-join";
-    case FindingKind::kUninitializedRead:
-      return "uninitialized-read";
-    case FindingKind::kOutputNotWritten:
-      return "output-not-written";
-    case FindingKind::kViewOutOfBounds:
-      return "view-out-of-bounds";
-    case FindingKind::kNonContiguousComm:
-      return "non-contiguous-communication";
-    case FindingKind::kUseAfterDeallocate:
-      return "use-after-deallocate";
-    case FindingKind::kUnsafeReuse:
-      return "unsafe-reuse";
-    case FindingKind::kUnboundTensor:
-      return "unbound-tensor";
-    case FindingKind::kCollectiveMismatch:
-      return "collective-mismatch";
-    case FindingKind::kP2PUnpaired:
-      return "p2p-unpaired";
-    case FindingKind::kWaitWithoutPost:
-      return "wait-without-post";
-    case FindingKind::kDeadlock:
-      return "deadlock";
-    case FindingKind::kShapeMismatch:
-      return "shape-mismatch";
-    case FindingKind::kLostParallelism:
-      return "lost-parallelism";
-  }
-  return "?";
-}
-
-Severity severityOf(FindingKind k) {
-  return k == FindingKind::kLostParallelism || k == FindingKind::kShapeMismatch ? Severity::kWarning : Severity::kError;
-}
-
 int64_t VerifyResult::errors() const {
   int64_t n = 0;
   for (const auto& f : findings) n += f.severity == Severity::kError ? 1 : 0;
@@ -156,55 +116,11 @@ std::vector<Finding> Reporter::take(int64_t* suppressed) {
 
 void checkIssues(const sem::EventGraph& g, Reporter& r) {
   for (const sem::Issue& i : g.issues) {
-    FindingKind kind = FindingKind::kUnboundTensor;
-    std::string summary;
-    switch (i.kind) {
-      case sem::IssueKind::kUnboundTensor:
-        kind = FindingKind::kUnboundTensor;
-        summary = "use of an unbound tensor";
-        break;
-      case sem::IssueKind::kUseAfterDeallocate:
-        kind = FindingKind::kUseAfterDeallocate;
-        summary = "use after Deallocate";
-        break;
-      case sem::IssueKind::kViewOutOfBounds:
-        kind = FindingKind::kViewOutOfBounds;
-        summary = "view out of bounds of its base";
-        break;
-      case sem::IssueKind::kNonContiguousComm:
-        kind = FindingKind::kNonContiguousComm;
-        summary = "non-contiguous buffer passed to a communication";
-        break;
-      case sem::IssueKind::kShapeMismatch:
-        kind = FindingKind::kShapeMismatch;
-        summary = "size mismatch";
-        break;
-      case sem::IssueKind::kCollectiveMismatch:
-        kind = FindingKind::kCollectiveMismatch;
-        summary = "collective mismatch across ranks";
-        break;
-      case sem::IssueKind::kCollectiveUnmatched:
-        kind = FindingKind::kCollectiveMismatch;
-        summary = "collective issued by only some ranks of its team";
-        break;
-      case sem::IssueKind::kP2PUnpaired:
-        kind = FindingKind::kP2PUnpaired;
-        summary = "send/recv without a matching peer operation";
-        break;
-      case sem::IssueKind::kWaitWithoutPost:
-        kind = FindingKind::kWaitWithoutPost;
-        summary = "Wait on a communication that was not posted";
-        break;
-      case sem::IssueKind::kBadStream:
-        kind = FindingKind::kUnboundTensor;
-        summary = "bad stream";
-        break;
-    }
     std::vector<const Stmt*> stmts{i.stmt};
     if (i.otherStmt) stmts.push_back(i.otherStmt);
-    Finding* f = r.add(kind, stmts, i.stmt ? "" : i.message);
+    Finding* f = r.add(i.kind, stmts, i.stmt ? "" : i.message);
     if (!f) continue;
-    f->summary = summary;
+    f->summary = sem::findingHeadline(i.kind);
     if (i.event >= 0) {
       f->sites.push_back(r.eventSite("here", i.event));
     } else {
@@ -213,12 +129,13 @@ void checkIssues(const sem::EventGraph& g, Reporter& r) {
     if (i.otherEvent >= 0) {
       f->sites.push_back(r.eventSite("other", i.otherEvent));
     } else if (i.otherStmt) {
-      f->sites.push_back(r.stmtSite(i.kind == sem::IssueKind::kUseAfterDeallocate ? "deallocated" : "other",
-                                    i.otherStmt, i.otherRank, -1, i.otherLoops));
+      f->sites.push_back(r.stmtSite(i.kind == FindingKind::kUseAfterDeallocate ? "deallocated" : "other", i.otherStmt,
+                                    i.otherRank, -1, i.otherLoops));
     }
     std::string msg = i.message;
-    static const char* verbs[] = {"uses ",   "selects ", "takes ", "writes ", "waits ",   "deallocates ", "input ",
-                                  "output ", "buffer ",  "is ",    "has ",    "neither ", "sends "};
+    static const char* verbs[] = {"uses ",   "selects ", "takes ", "writes ", "waits ", "deallocates ", "input ",
+                                  "output ", "buffer ",  "is ",    "has ",    "neither ", "sends ", "opens ",
+                                  "matches "};
     bool verb = false;
     for (const char* v : verbs) verb |= msg.rfind(v, 0) == 0;
     if (verb) {
@@ -228,21 +145,35 @@ void checkIssues(const sem::EventGraph& g, Reporter& r) {
     }
     f->explanation.push_back(msg + ".");
     switch (i.kind) {
-      case sem::IssueKind::kNonContiguousComm:
+      case FindingKind::kNonContiguousComm:
         f->explanation.push_back(
             "Communications read and write dense row-major memory; a permuted or strided view "
             "would be sent in the wrong order. Copy it into a contiguous buffer first.");
         break;
-      case sem::IssueKind::kUseAfterDeallocate:
+      case FindingKind::kUseAfterDeallocate:
         f->explanation.push_back(
             "Move the Deallocate after the last use (and after the join of the streams that use it).");
         break;
-      case sem::IssueKind::kCollectiveMismatch:
-      case sem::IssueKind::kCollectiveUnmatched:
+      case FindingKind::kCollectiveMismatch:
+      case FindingKind::kMismatchedStatements:
         f->explanation.push_back(
             "NCCL needs every member of a communicator to issue the same collectives in the same "
             "order with the same type, root, sizes, dtype and reduction op; otherwise it hangs "
-            "or corrupts data.");
+            "or corrupts data. Issue the collectives from the same statements in the same order on "
+            "every rank.");
+        break;
+      case FindingKind::kBadRoot:
+        f->explanation.push_back(
+            "The root of a rooted collective must be a member of its team on every rank and "
+            "iteration; NCCL rejects it otherwise. Compute the root from the team.");
+        break;
+      case FindingKind::kCommunicationSize:
+        f->explanation.push_back("Size the buffers by the communication's rule (docs/VERIFY.md).");
+        break;
+      case FindingKind::kUnclosedCoalescing:
+        f->explanation.push_back(
+            "Close every group with EndCoalescing before the next StartCoalescing and before "
+            "the program returns; the group is only posted when it is closed.");
         break;
       default:
         break;
@@ -258,12 +189,19 @@ VerifyResult checkEventGraph(const sem::EventGraph& g, const VerifyOptions& o) {
   hb.restrictRunsTo(serialized);
   detail::Reporter r(g, o);
   detail::checkIssues(g, r);
-  detail::checkDeadlock(g, serialized, r);
-  detail::checkRacesAndCoverage(g, hb, r);
-  detail::checkJoins(g, hb, r);
-  if (o.parallelismWarnings) detail::checkParallelism(g, hb, r);
+  // A rank that stopped at a statement that cannot run has no meaningful ordering after it:
+  // reporting what follows would bury the one error under its consequences.
+  if (!g.halted()) {
+    detail::checkDeadlock(g, serialized, r);
+    detail::checkRacesAndCoverage(g, hb, r);
+    detail::checkJoins(g, hb, r);
+    detail::checkUnwaitedCommunications(g, hb, r);
+    detail::checkLifetimes(g, hb, r);
+    if (o.parallelismWarnings) detail::checkParallelism(g, hb, r);
+  }
   VerifyResult res;
   res.findings = r.take(&res.suppressed);
+  res.haltedRanks = g.haltedRanks;
   std::stable_sort(res.findings.begin(), res.findings.end(), [](const Finding& a, const Finding& b) {
     return static_cast<int>(a.severity) < static_cast<int>(b.severity);
   });
@@ -348,6 +286,12 @@ std::string formatReport(const VerifyResult& r) {
       os << "  (" << f.occurrences - 1 << " more instance(s) of the same statements at other ranks or iterations)\n";
   }
   if (r.suppressed > 0) os << "\n(" << r.suppressed << " further finding(s) not listed)\n";
+  if (!r.haltedRanks.empty()) {
+    os << "\nrank(s)";
+    for (int64_t k : r.haltedRanks) os << " " << k;
+    os << " stopped at the error above; ordering, coverage and matching checks were skipped (the program "
+          "cannot run past it)\n";
+  }
   os << "\n";
   if (r.errors() == 0) {
     os << "verified: no errors for these bindings";
@@ -373,6 +317,7 @@ std::string formatJson(const VerifyResult& r, int indent) {
   j["warnings"] = r.warnings();
   j["ok"] = r.ok();
   j["suppressed"] = r.suppressed;
+  j["halted_ranks"] = r.haltedRanks;
   j["findings"] = json::array();
   for (const auto& f : r.findings) {
     json jf;

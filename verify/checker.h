@@ -30,6 +30,9 @@ struct VerifyResult {
   int64_t events = 0;
   int64_t streamCount = 0;
   int64_t suppressed = 0;  // distinct findings not listed (over maxFindingsPerKind)
+  // Ranks whose host thread stopped at an error; ordering checks were skipped (DESIGN.md: the
+  // program cannot run past that statement).
+  std::vector<int64_t> haltedRanks;
 
   int64_t errors() const;
   int64_t warnings() const;

@@ -44,6 +44,18 @@ class Reporter {
 void checkIssues(const sem::EventGraph& g, Reporter& r);
 void checkRacesAndCoverage(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r);
 void checkJoins(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r);
+void checkLifetimes(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r);
+void checkUnwaitedCommunications(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r);
+// When a conflict involves a communication, the finding it is: kMissingWait or kWaitOnWrongStream
+// when the other access was issued after the post (the program forgot, or misplaced, its Wait),
+// kRace otherwise. `wait` receives the misplaced Wait marker, if any.
+FindingKind classifyCommunicationConflict(const sem::EventGraph& g, const sem::HappensBefore& hb, int32_t comm,
+                                          int32_t other, int32_t* wait);
+// Reports a communication's buffer used by `other` (role "reads", "writes", "frees") with no Wait
+// (or a misplaced one, `wait` >= 0) ordering the use after the communication.
+void reportUnwaitedUse(Reporter& r, const sem::EventGraph& g, FindingKind kind, int32_t comm,
+                       const sem::Access& commAccess, int32_t other, const sem::Access& otherAccess,
+                       const std::string& role, int32_t wait);
 void checkDeadlock(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r);
 void checkParallelism(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r);
 

@@ -9,30 +9,16 @@
 
 #include "ir/error.h"
 #include "ir/semantics/event_graph.h"
+#include "ir/semantics/finding_kind.h"
 
 namespace braid::verify {
 
-enum class FindingKind {
-  kRace,                // two accesses on different streams overlap, one writes, nothing orders them
-  kMissingJoin,         // work not ordered before the program's exit on the default stream
-  kUninitializedRead,   // reads elements that nothing wrote before
-  kOutputNotWritten,    // an output is not fully written at exit (coverage)
-  kViewOutOfBounds,     // HirAliasSelect / ShardByStream outside its base
-  kNonContiguousComm,   // a communication buffer that is not dense row-major (e.g. a permuted view)
-  kUseAfterDeallocate,  // a statement uses a tensor after its Deallocate
-  kUnsafeReuse,         // memory freed while work on another stream may still touch it
-  kUnboundTensor,       // a statement uses a tensor nothing allocated or bound
-  kCollectiveMismatch,  // members of a collective disagree, or a rank misses one
-  kP2PUnpaired,         // a send / recv without its peer's counterpart
-  kWaitWithoutPost,     // Wait on a communication the rank did not post
-  kDeadlock,            // a wait-for cycle (stream order, syncs, communicator order, rendezvous)
-  kShapeMismatch,       // warning: an op's preallocated output has another size than it produces
-  kLostParallelism,     // warning: a stream loop's iterations are serialized by its synchronization
-};
-enum class Severity { kError, kWarning };
-
-const char* findingKindName(FindingKind k);  // "race", "missing-join", ...
-Severity severityOf(FindingKind k);
+// The kinds are the semantics' one taxonomy (ir/semantics/finding_kind.h): the interpreter
+// reports some while it runs a rank, the checker the rest.
+using sem::FindingKind;
+using sem::Severity;
+using sem::findingKindName;
+using sem::severityOf;
 
 // One statement instance involved in a finding.
 struct Site {

@@ -1,6 +1,8 @@
-// Joins (all work ordered before the exit on the default stream) and buffer lifetimes (a freed
-// buffer's memory may be handed to the next allocation on its allocation stream at once, so
-// every access must be ordered before that point).
+// Joins (all work ordered before the exit on the default stream) and buffer lifetimes under the
+// caching allocator's stream-ordered contract (DESIGN.md): a freed buffer's block may be handed to
+// the next allocation on its allocation stream at once, so (a) every access must be ordered before
+// the free's point on that stream, and (b) a use of a new allocation on another stream must be
+// ordered after the allocation's point there (the block may be one just freed, still in use).
 #include <map>
 
 #include "verify/checker_internal.h"
@@ -12,7 +14,7 @@ void checkJoins(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter
   std::map<int32_t, int32_t> exit_of_rank;
   for (size_t i = 0; i < g.ranks.size(); ++i) exit_of_rank[static_cast<int32_t>(g.ranks[i])] = g.exitEvent[i];
   for (const sem::StreamInfo& s : g.streams) {
-    if (s.isDefault) continue;
+    if (s.isDefault() || s.isCommunicator()) continue;  // communications: checkUnwaitedCommunications
     int32_t exit = exit_of_rank[s.rank];
     if (exit < 0 || !hb.runs(exit)) continue;
     int32_t last = -1;
@@ -43,39 +45,112 @@ void checkJoins(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter
     f->explanation.push_back("Fix: after the loop, SetCurrentStream to the default stream, then Synchronize " + s.name +
                              ".");
   }
+}
 
-  // Lifetimes: every access to a freed buffer must complete before its free point.
-  std::vector<std::map<int32_t, int32_t>> last_access(g.buffers.size());  // buffer -> stream -> event
-  for (const sem::Event& e : g.events) {
-    if (!hb.runs(e.id) || e.kind == sem::EventKind::kFree) continue;
-    for (const auto* list : {&e.reads, &e.writes})
-      for (const sem::Access& a : *list)
-        if (a.region.buffer >= 0) last_access[static_cast<size_t>(a.region.buffer)][e.stream] = e.id;
+namespace {
+
+const sem::Access* accessTo(const sem::Event& e, int32_t buffer) {
+  for (const auto* list : {&e.reads, &e.writes})
+    for (const sem::Access& a : *list)
+      if (a.region.buffer == buffer) return &a;
+  return nullptr;
+}
+
+bool isCommunication(const sem::Event& e) {
+  return e.kind == sem::EventKind::kCollective || e.kind == sem::EventKind::kP2P;
+}
+
+// (a) An access not ordered before the buffer's free point.
+void reportFreedWhileInUse(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r,
+                           const sem::BufferInfo& b, int32_t use_id) {
+  const sem::Event& use = g.events[static_cast<size_t>(use_id)];
+  const sem::Access* acc = accessTo(use, b.id);
+  if (isCommunication(use)) {
+    int32_t wait = -1;
+    FindingKind kind = classifyCommunicationConflict(g, hb, use_id, b.freeEvent, &wait);
+    if (kind != FindingKind::kRace) {
+      reportUnwaitedUse(r, g, kind, use_id, *acc, b.freeEvent, *acc, "frees", wait);
+      return;
+    }
   }
-  for (const sem::BufferInfo& b : g.buffers) {
-    if (b.freeEvent < 0 || !hb.runs(b.freeEvent)) continue;
-    for (const auto& [stream, ev] : last_access[static_cast<size_t>(b.id)]) {
-      if (hb.ordered(ev, b.freeEvent)) continue;
-      const sem::Event& use = g.events[static_cast<size_t>(ev)];
-      Finding* f = r.add(FindingKind::kUnsafeReuse, {b.freeStmt, use.stmt});
-      if (!f) continue;
-      std::string what = b.freeStmt && b.freeStmt->kind() == StmtKind::kDeallocate ? "deallocated" : "released";
-      f->summary = r.bufferName(b.id) + " is " + what + " while " + g.streamName(use.stream) + " may still use it";
-      f->sites.push_back(r.stmtSite("free", b.freeStmt, b.rank, b.allocStream, b.freeLoops,
-                                    "its memory returns to the caching allocator on " + g.streamName(b.allocStream)));
-      const sem::Access* acc = nullptr;
-      for (const auto* list : {&use.reads, &use.writes})
-        for (const sem::Access& a : *list)
-          if (a.region.buffer == b.id && !acc) acc = &a;
-      f->sites.push_back(r.eventSite("use", ev, acc ? r.accessDetail(*acc) : ""));
-      f->explanation.push_back("The caching allocator may hand " + r.bufferName(b.id) +
-                               "'s memory to the next allocation on " + g.streamName(b.allocStream) +
-                               " right away, without waiting for other streams;");
-      f->explanation.push_back("this use on " + g.streamName(use.stream) +
-                               " is not ordered before that point, so "
-                               "new data may overwrite it while it runs (or it may overwrite new data).");
-      f->explanation.push_back("Fix: Deallocate it after the join, i.e. once " + g.streamName(b.allocStream) +
-                               " has been made to wait for " + g.streamName(use.stream) + " (Synchronize).");
+  Finding* f = r.add(FindingKind::kUnsafeReuse, {b.freeStmt, use.stmt});
+  if (!f) return;
+  std::string what = b.freeStmt && b.freeStmt->kind() == StmtKind::kDeallocate ? "deallocated" : "released";
+  f->summary = r.bufferName(b.id) + " is " + what + " while " + g.streamName(use.stream) + " may still use it";
+  f->sites.push_back(r.stmtSite("free", b.freeStmt, b.rank, b.allocStream, b.freeLoops,
+                                "its memory returns to the caching allocator on " + g.streamName(b.allocStream)));
+  f->sites.back().event = b.freeEvent;
+  f->sites.push_back(r.eventSite("use", use_id, acc ? r.accessDetail(*acc) : ""));
+  f->explanation.push_back("The caching allocator may hand " + r.bufferName(b.id) + "'s memory to the next allocation on " +
+                           g.streamName(b.allocStream) + " right away, without waiting for other streams;");
+  f->explanation.push_back("this use on " + g.streamName(use.stream) +
+                           " is not ordered before that point, so new data may overwrite it while it runs (or it "
+                           "may overwrite new data).");
+  f->explanation.push_back("Fix: Deallocate it after the join, i.e. once " + g.streamName(b.allocStream) +
+                           " has been made to wait for " + g.streamName(use.stream) + " (Synchronize).");
+}
+
+// (b) A use on another stream not ordered after the allocation's point on its allocation stream.
+void reportUseBeforeAllocation(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r,
+                               const sem::BufferInfo& b, int32_t use_id) {
+  const sem::Event& use = g.events[static_cast<size_t>(use_id)];
+  const sem::Event& alloc = g.events[static_cast<size_t>(b.allocEvent)];
+  Finding* f = r.add(FindingKind::kUnsafeReuse, {b.allocStmt, use.stmt}, "allocation");
+  if (!f) return;
+  const sem::Access* acc = accessTo(use, b.id);
+  f->summary = r.bufferName(b.id) + " is used on " + g.streamName(use.stream) + " before its allocation point on " +
+               g.streamName(b.allocStream);
+  f->sites.push_back(r.eventSite("allocate", b.allocEvent));
+  f->sites.push_back(r.eventSite("use", use_id, acc ? r.accessDetail(*acc) : ""));
+  // The block most recently freed on that stream before the allocation is the one the allocator
+  // would hand out first: name its last use that this one is not ordered after.
+  const sem::BufferInfo* old = nullptr;
+  int32_t old_pos = -1;
+  for (int32_t e : g.streams[static_cast<size_t>(b.allocStream)].events) {
+    const sem::Event& m = g.events[static_cast<size_t>(e)];
+    if (m.streamPos >= alloc.streamPos) break;
+    if (m.kind == sem::EventKind::kFree && m.streamPos > old_pos) {
+      old = &g.buffers[static_cast<size_t>(m.target)];
+      old_pos = m.streamPos;
+    }
+  }
+  int32_t previous = -1;
+  if (old)
+    for (const sem::Event& e : g.events)
+      if (e.rank == b.rank && hb.runs(e.id) && !e.isMarker() && accessTo(e, old->id) && !hb.ordered(e.id, use_id))
+        previous = e.id;
+  if (previous >= 0) {
+    const sem::Access* pa = accessTo(g.events[static_cast<size_t>(previous)], old->id);
+    f->sites.push_back(r.eventSite("earlier use of the freed block", previous, pa ? r.accessDetail(*pa) : ""));
+    f->explanation.push_back(r.bufferName(old->id) + " was freed on " + g.streamName(old->allocStream) +
+                             " just before this allocation, and its use above is not ordered before this one: if "
+                             "the allocator hands its block to " + r.bufferName(b.id) + ", the two race.");
+  }
+  f->explanation.push_back("The caching allocator associates " + r.bufferName(b.id) + " with " +
+                           g.streamName(b.allocStream) +
+                           " and may give it a block just freed there, which work enqueued before the allocation may "
+                           "still be using;");
+  f->explanation.push_back("this use on " + g.streamName(use.stream) + " is not ordered after the allocation's point on " +
+                           g.streamName(b.allocStream) + ".");
+  f->explanation.push_back("Fix: make " + g.streamName(use.stream) + " wait for " + g.streamName(b.allocStream) +
+                           " (Synchronize) after the allocation and before this use, or allocate it while " +
+                           g.streamName(use.stream) + " is current.");
+}
+
+}  // namespace
+
+void checkLifetimes(const sem::EventGraph& g, const sem::HappensBefore& hb, Reporter& r) {
+  for (const sem::Event& e : g.events) {
+    if (!hb.runs(e.id) || e.isMarker()) continue;
+    for (const auto* list : {&e.reads, &e.writes}) {
+      for (const sem::Access& a : *list) {
+        if (a.region.buffer < 0) continue;
+        const sem::BufferInfo& b = g.buffers[static_cast<size_t>(a.region.buffer)];
+        if (b.freeEvent >= 0 && hb.runs(b.freeEvent) && !hb.ordered(e.id, b.freeEvent))
+          reportFreedWhileInUse(g, hb, r, b, e.id);
+        if (b.allocEvent >= 0 && e.stream != b.allocStream && !hb.ordered(b.allocEvent, e.id))
+          reportUseBeforeAllocation(g, hb, r, b, e.id);
+      }
     }
   }
 }

@@ -25,7 +25,9 @@ void checkParallelism(const sem::EventGraph& g, const sem::HappensBefore& hb, Re
     for (size_t i = 0; i < run.iterations.size(); ++i) {
       for (int32_t e = run.iterations[i].begin; e < run.iterations[i].end; ++e) {
         const sem::Event& x = g.events[static_cast<size_t>(e)];
-        if (!isWork(x) || !hb.runs(e)) continue;
+        // A communicator's stream is shared by all iterations by construction; the question is
+        // whether the program's own streams overlap.
+        if (!isWork(x) || !hb.runs(e) || g.streams[static_cast<size_t>(x.stream)].isCommunicator()) continue;
         auto [it, inserted] = work[i].try_emplace(x.stream, e, e);
         it->second.second = e;
         all_streams.insert(x.stream);

@@ -1,12 +1,18 @@
 // Inter-stream races and coverage (reads of memory nothing wrote, outputs not fully written).
 //
 // Shadow memory per buffer: an interval map from element ranges to the last write and the reads
-// since it (one per stream: an earlier read on the same stream is ordered before the later one).
-// Events are visited in host issue order, which on one rank extends happens-before, so checking
-// each access against the last write and the reads since it finds a race wherever one exists
+// since it (one per clocked stream: an earlier read on the same stream is ordered before the later
+// one; every read on a communicator's stream, whose operations are not ordered among themselves).
+// Events are visited in a linear extension of happens-before (HappensBefore::order(); host issue
+// order is not one: a rendezvous can order an access after one issued later), so checking each
+// access against the last write and the reads since it finds a race wherever one exists
 // (FastTrack's argument: an earlier conflicting write either happens before the last write, and
 // then before this access if the last write does, or races with the last write, which was
 // reported then).
+//
+// A conflict with a communication is reported as what it is: its buffer used after the post
+// without a Wait (missing-wait), or with a Wait on a stream that does not order the use
+// (wait-on-wrong-stream); a conflict with work issued before the post is a race.
 #include <algorithm>
 #include <map>
 
@@ -53,6 +59,16 @@ void checkRacesAndCoverage(const sem::EventGraph& g, const sem::HappensBefore& h
                                             : a.reads[static_cast<size_t>(c.earlierAccess)];
     const sem::Access& ba =
         later_writes ? b.writes[static_cast<size_t>(later_access)] : b.reads[static_cast<size_t>(later_access)];
+    for (auto [comm, other, comm_access, other_access, other_writes] :
+         {std::tuple{&a, &b, &aa, &ba, later_writes}, std::tuple{&b, &a, &ba, &aa, c.earlierWrites}}) {
+      if (comm->kind != sem::EventKind::kCollective && comm->kind != sem::EventKind::kP2P) continue;
+      int32_t wait = -1;
+      FindingKind kind = classifyCommunicationConflict(g, hb, comm->id, other->id, &wait);
+      if (kind == FindingKind::kRace) continue;
+      reportUnwaitedUse(r, g, kind, comm->id, *comm_access, other->id, *other_access,
+                        other_writes ? "writes" : "reads", wait);
+      return;
+    }
     Finding* f = r.add(FindingKind::kRace, {a.stmt, b.stmt});
     if (!f) return;
     std::string buf = r.bufferName(aa.region.buffer);
@@ -69,7 +85,8 @@ void checkRacesAndCoverage(const sem::EventGraph& g, const sem::HappensBefore& h
                              " (Synchronize) between them, or give them disjoint memory.");
   };
 
-  for (const sem::Event& x : g.events) {
+  for (int32_t id : hb.order()) {
+    const sem::Event& x = g.events[static_cast<size_t>(id)];
     if (!hb.runs(x.id)) continue;
     std::vector<std::tuple<Conflict, int32_t, bool>> conflicts;  // (conflict, access index, later writes)
     std::vector<std::pair<int64_t, int64_t>> unwritten;          // (lo, hi) of reads of nothing
@@ -186,7 +203,7 @@ void checkRacesAndCoverage(const sem::EventGraph& g, const sem::HappensBefore& h
           auto& reads = it->second.reads;
           bool replaced = false;
           for (auto& rd : reads) {
-            if (g.events[static_cast<size_t>(rd.first)].stream == x.stream) {
+            if (g.events[static_cast<size_t>(rd.first)].stream == x.stream && hb.clocked(x.stream)) {
               rd = {x.id, static_cast<int32_t>(ai)};
               replaced = true;
               break;

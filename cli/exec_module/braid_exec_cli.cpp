@@ -8,21 +8,22 @@
 #include <type_traits>
 
 #include "cli/exec_module.h"
+#include "cli/exec_module/run_driver.h"
 #include "ir/error.h"
 
 #ifndef BRAID_VERSION
 #define BRAID_VERSION "0.0.0"
 #endif
 
-extern "C" __attribute__((visibility("default"))) int braid_exec_run(const braid::exec::RunConfig* config,
+extern "C" __attribute__((visibility("default"))) int braid_exec_run(const braid::cli::RunConfig* config,
                                                                       std::size_t config_size, const char* version) {
   // Exceptions do not cross the C boundary: they are reported here as cli/main.cpp reports them.
   try {
-    if (config_size != sizeof(braid::exec::RunConfig) || std::strcmp(version, BRAID_VERSION) != 0)
+    if (config_size != sizeof(braid::cli::RunConfig) || std::strcmp(version, BRAID_VERSION) != 0)
       throw braid::Error(std::string("the run module (braid_exec_cli, braid ") + BRAID_VERSION +
                          ") is from another build than this braid (" + version +
                          "); rebuild or reinstall braid, or point BRAID_EXEC_MODULE at the matching module");
-    return braid::exec::runCommand(*config);
+    return braid::cli::runCommand(*config);
   } catch (const braid::Error& e) {
     std::cerr << "braid run: " << e.what() << "\n";
     return 2;

@@ -26,13 +26,15 @@ const char* eventKindName(EventKind k) {
       return "wait";
     case EventKind::kFree:
       return "free";
+    case EventKind::kAlloc:
+      return "alloc";
   }
   return "?";
 }
 
 bool isMarker(EventKind k) {
   return k == EventKind::kEntry || k == EventKind::kExit || k == EventKind::kSync || k == EventKind::kWait ||
-         k == EventKind::kFree;
+         k == EventKind::kFree || k == EventKind::kAlloc;
 }
 
 const char* edgeKindName(EdgeKind k) {
@@ -43,34 +45,22 @@ const char* edgeKindName(EdgeKind k) {
       return "Synchronize";
     case EdgeKind::kWait:
       return "Wait";
+    case EdgeKind::kPost:
+      return "post";
     case EdgeKind::kCommOrder:
       return "communicator order";
   }
   return "?";
 }
 
-const char* issueKindName(IssueKind k) {
+const char* streamKindName(StreamKind k) {
   switch (k) {
-    case IssueKind::kUnboundTensor:
-      return "unbound-tensor";
-    case IssueKind::kUseAfterDeallocate:
-      return "use-after-deallocate";
-    case IssueKind::kViewOutOfBounds:
-      return "view-out-of-bounds";
-    case IssueKind::kNonContiguousComm:
-      return "non-contiguous-communication";
-    case IssueKind::kShapeMismatch:
-      return "shape-mismatch";
-    case IssueKind::kCollectiveMismatch:
-      return "collective-mismatch";
-    case IssueKind::kCollectiveUnmatched:
-      return "collective-unmatched";
-    case IssueKind::kP2PUnpaired:
-      return "p2p-unpaired";
-    case IssueKind::kWaitWithoutPost:
-      return "wait-without-post";
-    case IssueKind::kBadStream:
-      return "bad-stream";
+    case StreamKind::kDefault:
+      return "default";
+    case StreamKind::kWorker:
+      return "worker";
+    case StreamKind::kCommunicator:
+      return "communicator";
   }
   return "?";
 }

@@ -1,17 +1,24 @@
 // The event graph of a host program: what the program does on every rank and stream, for given
 // bindings. This is the meaning that verify, sim and viz share (DESIGN.md, "The host program's
-// meaning"); ir/semantics/interpreter.cpp builds it, ir/semantics/happens_before.h orders it.
+// meaning"); ir/semantics/interpreter.h builds it, ir/semantics/happens_before.h orders it.
 //
 // One Event per dynamic device operation: a kernel, a host-evaluated op, a copy, a memset, a
 // collective or a coalesced P2P group, plus zero-work markers that carry ordering: the stream
 // side of a Synchronize or a Wait, the entry (inputs written on the default stream), the exit
-// (the caller's stream reaches the end of the program) and the caching allocator's free point.
+// (the caller's stream reaches the end of the program), and the caching allocator's points: where
+// an allocation takes its block and where a freed block may be reused, on the allocation stream.
+//
+// Streams. Each rank has its default stream, the worker streams the program selects, and one
+// stream per communicator it posts on: communications run there, not on the stream that was
+// current when they were posted (c10d's ProcessGroupNCCL, the weakest runtime, does so).
 //
 // Ordering. Every Edge `a -> b` means "a completes before b starts": stream FIFO, Synchronize
-// (the waited stream's last event -> the marker), Wait (the communication -> the marker), and
-// per-communicator serialization (a rank's operations on one communicator, in issue order).
-// Rendezvous is a group, not an edge: the members of a CollectiveGroup (one collective on every
-// rank of its team, or a matched send/recv pair) all start before any of them completes.
+// (the waited stream's last event -> the marker), Wait (the communication -> the marker), post (the
+// posting stream's last event before the post -> the communication), and per-communicator order
+// (a rank's operations on one communicator, in issue order: a timing and deadlock fact, never a
+// memory ordering). Rendezvous is a group, not an edge: the members of a CollectiveGroup (one
+// collective on every rank of its team, or a matched send/recv pair) all start before any of them
+// completes.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +26,7 @@
 #include <vector>
 
 #include "ir/host_ir.h"
+#include "ir/semantics/finding_kind.h"
 #include "ir/semantics/region.h"
 
 namespace braid::sem {
@@ -34,12 +42,13 @@ enum class EventKind {
   kSync,        // Synchronize: the current stream waits for `target` stream's work so far
   kWait,        // Wait: the current stream waits for the communication event `target`
   kFree,        // the caching allocator may reuse `target` buffer on this stream from here on
+  kAlloc,       // `target` buffer takes its block here on its allocation stream
 };
 const char* eventKindName(EventKind k);
-// Markers do no device work (sync, wait, free, entry, exit).
+// Markers do no device work (sync, wait, free, alloc, entry, exit).
 bool isMarker(EventKind k);
 
-enum class EdgeKind { kStream, kSync, kWait, kCommOrder };
+enum class EdgeKind { kStream, kSync, kWait, kPost, kCommOrder };
 const char* edgeKindName(EdgeKind k);
 
 struct LoopIndex {
@@ -62,6 +71,7 @@ struct P2POp {
   int64_t bytes = 0;
   int64_t count = 0;  // elements
   DataType dtype = DataType::kFloat;
+  CommBackend backend = CommBackend::kNccl;  // sends and receives pair only on one backend
   const Stmt* stmt = nullptr;
 };
 
@@ -85,7 +95,8 @@ struct Event {
   std::vector<Access> reads;
   std::vector<Access> writes;
 
-  int32_t target = -1;              // kSync: stream waited on; kWait: communication event; kFree: buffer
+  int32_t target = -1;  // kSync: stream waited on; kWait: communication event; kFree, kAlloc: buffer
+  int32_t postedOn = -1;  // communications: the stream that was current when it was posted
   int32_t group = -1;               // kCollective: its CollectiveGroup (-1 when unmatched)
   std::vector<int32_t> pairGroups;  // kP2P: the CollectiveGroups of its matched send/recv pairs
 
@@ -108,12 +119,22 @@ struct Edge {
   EdgeKind kind = EdgeKind::kStream;
 };
 
+enum class StreamKind {
+  kDefault,       // the caller's stream at entry
+  kWorker,        // a stream the program selects (SetCurrentStream)
+  kCommunicator,  // the internal stream a communicator runs its operations on, in issue order
+};
+const char* streamKindName(StreamKind k);  // "default", "worker", "communicator"
+
 struct StreamInfo {
   int32_t id = 0;
   int32_t rank = 0;
-  bool isDefault = false;
-  std::string name;             // "default stream", "Stream 3", "Stream 0x55d0c0"
-  std::vector<int32_t> events;  // FIFO order
+  StreamKind kind = StreamKind::kWorker;
+  std::string name;             // "default stream", "worker stream 3", "NCCL team (0 1)"
+  std::vector<int32_t> events;  // FIFO order (issue order on a communicator)
+
+  bool isDefault() const { return kind == StreamKind::kDefault; }
+  bool isCommunicator() const { return kind == StreamKind::kCommunicator; }
 };
 
 // Members complete together: each one starts before any of them completes.
@@ -136,6 +157,7 @@ struct BufferInfo {
   bool isOutput = false;
   bool zeroInit = false;
   int32_t allocStream = -1;         // stream current at the allocation (caching-allocator semantics)
+  int32_t allocEvent = -1;          // kAlloc marker on allocStream (-1 for caller-owned buffers)
   int64_t allocIssue = -1;          // host position of the allocation
   const Stmt* allocStmt = nullptr;  // Allocate, or the op that allocated its output
   std::vector<LoopIndex> allocLoops;
@@ -145,23 +167,9 @@ struct BufferInfo {
 };
 
 // Problems the interpreter meets while running a rank's host thread (as opposed to ordering
-// problems, which the checker finds on the finished graph).
-enum class IssueKind {
-  kUnboundTensor,        // a statement reads a tensor that was never bound
-  kUseAfterDeallocate,   // ... or that a Deallocate unbound
-  kViewOutOfBounds,      // HirAliasSelect / ShardByStream index outside its base
-  kNonContiguousComm,    // a communication buffer that is not dense row-major
-  kShapeMismatch,        // an op's operands or its preallocated output have the wrong size
-  kCollectiveMismatch,   // the members of one collective disagree (type, team, root, sizes, dtype, op)
-  kCollectiveUnmatched,  // a rank issues a collective that some team member never issues
-  kP2PUnpaired,          // a send or recv with no matching recv or send on the peer
-  kWaitWithoutPost,      // Wait on a communication this rank did not post (or already waited)
-  kBadStream,            // e.g. a stream expression that does not evaluate
-};
-const char* issueKindName(IssueKind k);
-
+// problems, which the checker finds on the finished graph), in the one taxonomy of findings.
 struct Issue {
-  IssueKind kind = IssueKind::kUnboundTensor;
+  FindingKind kind = FindingKind::kUnboundTensor;
   int32_t rank = 0;
   const Stmt* stmt = nullptr;
   int32_t stream = -1;
@@ -200,6 +208,10 @@ struct EventGraph {
   std::vector<LoopRun> loops;
   std::vector<int32_t> entryEvent;  // per position in `ranks`
   std::vector<int32_t> exitEvent;
+  // Ranks whose host thread stopped at a statement that cannot run (an issue such as a view out of
+  // bounds): what follows it, and the matching across ranks, would only repeat that one error.
+  std::vector<int64_t> haltedRanks;
+  bool halted() const { return !haltedRanks.empty(); }
 
   // A short description of an event for messages: "Set at line 12 (rank 0, Stream 1, StreamIdx=1)".
   std::string describe(int32_t event) const;

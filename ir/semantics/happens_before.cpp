@@ -16,6 +16,8 @@ const char* linkKindName(LinkKind k) {
       return "Synchronize";
     case LinkKind::kWait:
       return "Wait";
+    case LinkKind::kPost:
+      return "posted after";
     case LinkKind::kCommOrder:
       return "communicator order";
     case LinkKind::kRendezvous:
@@ -35,6 +37,8 @@ LinkKind linkOf(EdgeKind k) {
       return LinkKind::kSync;
     case EdgeKind::kWait:
       return LinkKind::kWait;
+    case EdgeKind::kPost:
+      return LinkKind::kPost;
     case EdgeKind::kCommOrder:
       return LinkKind::kCommOrder;
   }
@@ -84,7 +88,8 @@ HappensBefore::HappensBefore(const EventGraph& g, bool communicator_order) : g_(
 
   // CSR of predecessors and successors.
   predBegin_.assign(static_cast<size_t>(n) + 1, 0);
-  std::vector<uint32_t> succ_begin(static_cast<size_t>(n) + 1, 0);
+  succBegin_.assign(static_cast<size_t>(n) + 1, 0);
+  std::vector<uint32_t>& succ_begin = succBegin_;
   for (const Arc& a : arcs) {
     ++predBegin_[static_cast<size_t>(a.to) + 1];
     ++succ_begin[static_cast<size_t>(a.from) + 1];
@@ -94,13 +99,13 @@ HappensBefore::HappensBefore(const EventGraph& g, bool communicator_order) : g_(
     succ_begin[i + 1] += succ_begin[i];
   }
   preds_.resize(arcs.size());
-  std::vector<int32_t> succs(arcs.size());
+  succs_.resize(arcs.size());
   {
     std::vector<uint32_t> pf(predBegin_.begin(), predBegin_.end() - 1);
     std::vector<uint32_t> sf(succ_begin.begin(), succ_begin.end() - 1);
     for (const Arc& a : arcs) {
       preds_[pf[static_cast<size_t>(a.to)]++] = {a.from, a.kind};
-      succs[sf[static_cast<size_t>(a.from)]++] = a.to;
+      succs_[sf[static_cast<size_t>(a.from)]++] = {a.to, a.kind};
     }
   }
 
@@ -114,13 +119,16 @@ HappensBefore::HappensBefore(const EventGraph& g, bool communicator_order) : g_(
   for (size_t i = 0; i < order.size(); ++i) {
     int32_t v = order[i];
     for (uint32_t j = succ_begin[static_cast<size_t>(v)]; j < succ_begin[static_cast<size_t>(v) + 1]; ++j)
-      if (--indeg[static_cast<size_t>(succs[j])] == 0) order.push_back(succs[j]);
+      if (--indeg[static_cast<size_t>(succs_[j].node)] == 0) order.push_back(succs_[j].node);
   }
   std::vector<uint8_t> done(static_cast<size_t>(n), 0);
   for (int32_t v : order) done[static_cast<size_t>(v)] = 1;
 
-  // Vector clocks: vc[v][s] = the last position on stream s whose event completes before v.
-  width_ = g.streams.size();
+  // Vector clocks: vc[v][c] = the last position on the stream of clock c whose event completes
+  // before v.
+  clockOf_.assign(g.streams.size(), -1);
+  for (const StreamInfo& s : g.streams)
+    if (communicator_order || !s.isCommunicator()) clockOf_[static_cast<size_t>(s.id)] = static_cast<int32_t>(width_++);
   if (static_cast<double>(n) * static_cast<double>(width_) > 6e8)
     throw Error("the event graph is too large for the checker (" + std::to_string(n_events) + " events on " +
                 std::to_string(width_) + " streams); use smaller sizes or fewer iterations");
@@ -134,11 +142,16 @@ HappensBefore::HappensBefore(const EventGraph& g, bool communicator_order) : g_(
     int32_t e = nodeEvent_[static_cast<size_t>(v)];
     if (e >= 0 && endNode(e) == v) {
       const Event& x = g.events[static_cast<size_t>(e)];
-      row[static_cast<size_t>(x.stream)] = std::max(row[static_cast<size_t>(x.stream)], x.streamPos);
+      int32_t c = clockOf_[static_cast<size_t>(x.stream)];
+      if (c >= 0) row[static_cast<size_t>(c)] = std::max(row[static_cast<size_t>(c)], x.streamPos);
     }
   }
   runs_.assign(n_events, 0);
   for (size_t e = 0; e < n_events; ++e) runs_[e] = done[static_cast<size_t>(end_[e])];
+  for (int32_t v : order) {
+    int32_t e = nodeEvent_[static_cast<size_t>(v)];
+    if (e >= 0 && startNode(e) == v && runs_[static_cast<size_t>(e)]) order_.push_back(e);
+  }
 
   if (order.size() < static_cast<size_t>(n)) {
     // Walk back through waiting predecessors until a node repeats: that loop is the cycle.
@@ -186,18 +199,45 @@ void HappensBefore::restrictRunsTo(const HappensBefore& other) {
   for (size_t e = 0; e < runs_.size() && e < other.runs_.size(); ++e) runs_[e] = runs_[e] && other.runs_[e];
 }
 
+bool HappensBefore::clockReaches(const Event& x, int32_t v) const {
+  if (v == endNode(x.id)) return true;
+  int32_t c = clockOf_[static_cast<size_t>(x.stream)];
+  return vc_[static_cast<size_t>(v) * width_ + static_cast<size_t>(c)] >= x.streamPos;
+}
+
 bool HappensBefore::reaches(int32_t a, int32_t v) const {
-  if (v == endNode(a)) return true;
   const Event& x = g_.events[static_cast<size_t>(a)];
-  return vc_[static_cast<size_t>(v) * width_ + static_cast<size_t>(x.stream)] >= x.streamPos;
+  if (clocked(x.stream)) return clockReaches(x, v);
+  // An unclocked communication: through its successors (the Waits on it, rendezvous hubs), the
+  // first clocked ones decide.
+  if (!runs(a)) return false;
+  std::vector<int32_t> stack{endNode(a)};
+  std::vector<int32_t> seen{endNode(a)};
+  while (!stack.empty()) {
+    int32_t u = stack.back();
+    stack.pop_back();
+    if (u == v) return true;
+    for (uint32_t j = succBegin_[static_cast<size_t>(u)]; j < succBegin_[static_cast<size_t>(u) + 1]; ++j) {
+      int32_t w = succs_[j].node;
+      if (std::find(seen.begin(), seen.end(), w) != seen.end()) continue;
+      seen.push_back(w);
+      int32_t e = nodeEvent_[static_cast<size_t>(w)];
+      if (e >= 0 && clocked(g_.events[static_cast<size_t>(e)].stream) && startNode(e) == endNode(e)) {
+        if (w == v || clockReaches(g_.events[static_cast<size_t>(e)], v)) return true;
+        continue;
+      }
+      stack.push_back(w);
+    }
+  }
+  return false;
 }
 
 bool HappensBefore::ordered(int32_t a, int32_t b) const {
   if (a == b) return false;
   const Event& x = g_.events[static_cast<size_t>(a)];
   const Event& y = g_.events[static_cast<size_t>(b)];
-  if (x.stream == y.stream) return x.streamPos < y.streamPos && runs(a);
-  return vc_[static_cast<size_t>(startNode(b)) * width_ + static_cast<size_t>(x.stream)] >= x.streamPos;
+  if (clocked(x.stream) && x.stream == y.stream) return x.streamPos < y.streamPos && runs(a);
+  return reaches(a, startNode(b));
 }
 
 std::vector<ChainStep> HappensBefore::chain(int32_t a, int32_t b) const {

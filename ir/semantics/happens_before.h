@@ -5,8 +5,13 @@
 // Each event is one node, except members of collectives and P2P pairs, which get a start and an
 // end node; each CollectiveGroup gets a hub (start(m) -> hub -> end(m) for each member m). A
 // topological sort finds deadlocks (a cycle: some operation waits for itself) and gives the
-// order in which vector clocks are computed: one entry per stream (a stream's events are totally
-// ordered), so a query is one comparison. Memory is events x streams.
+// order in which vector clocks are computed: one entry per clocked stream (a stream whose events
+// are totally ordered), so a query is one comparison. Memory is events x clocked streams.
+//
+// Communicator streams are clocked only when the communicator's issue order counts as an
+// ordering (communicatorOrder): otherwise their events are not ordered among themselves, and
+// whether a communication completes before an event is decided through its successors (the Waits
+// on it), which are clocked.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +22,7 @@
 
 namespace braid::sem {
 
-enum class LinkKind { kStream, kSync, kWait, kCommOrder, kRendezvous, kInternal };
+enum class LinkKind { kStream, kSync, kWait, kPost, kCommOrder, kRendezvous, kInternal };
 const char* linkKindName(LinkKind k);
 
 // One step of a chain: an event (or, for a rendezvous, a collective group), reached from the
@@ -44,6 +49,12 @@ class HappensBefore {
   bool concurrent(int32_t a, int32_t b) const { return a != b && !ordered(a, b) && !ordered(b, a); }
   // An event that can run at all: false for events on or after a deadlock cycle.
   bool runs(int32_t e) const { return runs_[static_cast<size_t>(e)] != 0; }
+  // Whether the events of `stream` are totally ordered here (every stream but communicator
+  // streams without communicatorOrder).
+  bool clocked(int32_t stream) const { return clockOf_[static_cast<size_t>(stream)] >= 0; }
+  // The events that run, in a linear extension of happens-before (a topological order of their
+  // starts): a walk in this order meets a before b whenever a completes before b starts.
+  const std::vector<int32_t>& order() const { return order_; }
 
   bool deadlocked() const { return !cycle_.empty(); }
   // The wait-for cycle, in order: each step waits for the previous one (and the first for the
@@ -65,17 +76,23 @@ class HappensBefore {
   int32_t endNode(int32_t e) const { return end_[static_cast<size_t>(e)]; }
   // The end of event a reaches node v.
   bool reaches(int32_t a, int32_t v) const;
+  // Node v (in the topological order) is reached from a clocked event x's completion.
+  bool clockReaches(const Event& x, int32_t v) const;
 
   const EventGraph& g_;
   int32_t nodes_ = 0;
-  size_t width_ = 0;  // number of streams
+  size_t width_ = 0;             // number of clocked streams
+  std::vector<int32_t> clockOf_;  // stream -> its vector-clock entry, -1 when unclocked
   std::vector<int32_t> start_, end_;
   std::vector<int32_t> nodeEvent_;  // node -> event (-1 for hubs)
   std::vector<int32_t> nodeGroup_;  // node -> group for hubs
   std::vector<uint32_t> predBegin_;
   std::vector<Pred> preds_;
   std::vector<int32_t> vc_;  // nodes_ x width_
+  std::vector<uint32_t> succBegin_;
+  std::vector<Pred> succs_;
   std::vector<uint8_t> runs_;
+  std::vector<int32_t> order_;
   std::vector<ChainStep> cycle_;
 };
 

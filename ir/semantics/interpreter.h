@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/host_ir.h"
+#include "ir/semantics/buffer_rules.h"
 #include "ir/semantics/event_graph.h"
 
 namespace braid::sem {
@@ -34,10 +35,5 @@ int64_t ranksFromProgram(const HostProgram& p);
 // Free symbols the program needs that neither `bindings` nor the interpreter provides (loop
 // indices, numberOfStreams, rank, deviceIdx.x/y are provided).
 std::set<std::string> unboundSymbols(const HostProgram& p, const Bindings& bindings);
-
-// The shape of the buffer a tensor names, from its printed (loop) domain as HOSTIR.md says:
-// non-reduction axes in order; device-parallel and broadcast axes have size 1. With
-// `streamChunk`, stream-parallel axes are one chunk (size 1): a tensor allocated per iteration.
-std::vector<int64_t> bufferShape(const TensorView& tv, const Bindings& b, bool streamChunk = false);
 
 }  // namespace braid::sem

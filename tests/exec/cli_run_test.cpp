@@ -15,7 +15,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "exec/run.h"
+#include "exec/communicator.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -60,7 +60,7 @@ TEST(CliRun, SaysItWasBuiltWithoutLibtorch) {
 #else
 // Multi-rank tests need Gloo (absent from PyTorch wheels: the GPU machines use NCCL instead).
 #define NEED_GLOO() \
-  if (!braid::exec::execHasGloo()) GTEST_SKIP() << "built without Gloo"
+  if (!braid::exec::haveGloo()) GTEST_SKIP() << "built without Gloo"
 
 TEST(CliRun, WorkloadOnTwoRanksMatchesTheReference) {
   NEED_GLOO();
@@ -93,7 +93,14 @@ TEST(CliRun, LoweredFileCheckedAgainstItsWorkloadAndABrokenOneIsCaught) {
   // The output slice is the second HirAliasSelect of the loop body, just before the Communication.
   text.replace(at, std::string("index = StreamIdx").size(), "index = 0");
   std::string bad = tempFile("allreduce_bad.hir", text);
-  Result r = braid("run " + bad + " --ranks 2 --reference allreduce " + kSmall);
+  // The verifier sees it first: braid run refuses it...
+  Result refused = braid("run " + bad + " --ranks 2 --reference allreduce " + kSmall);
+  EXPECT_EQ(refused.code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("refusing to run a program that `braid verify` rejects"), std::string::npos)
+      << refused.out;
+  EXPECT_NE(refused.out.find("error[output-not-written]"), std::string::npos) << refused.out;
+  // ... and with --unsafe the numbers show it.
+  Result r = braid("run " + bad + " --ranks 2 --unsafe --reference allreduce " + kSmall);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("worst at ["), std::string::npos) << r.out;

@@ -1,7 +1,7 @@
-// `braid run`: execute a host program (a file, or a catalog workload lowered on the fly) on CPU
-// ranks with Gloo collectives, gather the outputs and check them against the unlowered fusion
-// evaluated in float64 (docs/EXEC.md). This header has no libtorch types (nor includes), so the
-// CLI builds everywhere and does not link libtorch: `braid run` calls runCommand through the
+// `braid run`'s flags: execute a host program (a file, or a catalog workload lowered on the fly)
+// on CPU ranks with Gloo collectives, gather the outputs and check them against the unlowered
+// fusion evaluated in float64 (docs/EXEC.md). This header has no libtorch types (nor includes), so
+// the CLI builds everywhere and does not link libtorch: `braid run` hands a RunConfig to the run
 // module cli/exec_module.h loads. Without libtorch it reports kBuiltWithoutTorchMessage.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include "ir/scalar.h"
 #include "passes/workload.h"
 
-namespace braid::exec {
+namespace braid::cli {
 
 struct RunConfig {
   std::string target;              // a host IR file, or a workload name (braid lower --list)
@@ -31,19 +31,11 @@ struct RunConfig {
   std::string saveOutputs;         // --save-outputs DIR: rank 0 writes the gathered outputs as .npy
   std::optional<double> tolerance; // --tol: overrides the per-dtype tolerance
   bool verbose = false;
+  bool unsafe = false;             // --unsafe: run a program that `braid verify` rejects
 };
 
 inline constexpr const char* kBuiltWithoutTorchMessage =
     "braid was built without libtorch: `braid run` is not available (install libtorch-dev, or point "
     "CMAKE_PREFIX_PATH at an installed PyTorch, and reconfigure)";
 
-// Runs `braid run` and returns the exit code: 0 all outputs match (or --no-check), 1 a mismatch
-// or a timeout, 2 bad input, 3 an internal failure. Prints the summary on stdout (rank 0).
-int runCommand(const RunConfig& config);
-
-// True when this build can execute programs (libtorch present).
-bool execAvailable();
-// True when this build can run more than one CPU rank (Gloo present).
-bool execHasGloo();
-
-}  // namespace braid::exec
+}  // namespace braid::cli

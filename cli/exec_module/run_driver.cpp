@@ -1,35 +1,31 @@
-// `braid run` (see run.h): prepares the program, launches or joins the ranks, runs, gathers and
-// checks. Without libtorch only the stub at the bottom is compiled.
-#include "exec/run.h"
-
-#include "ir/error.h"
-
-#ifdef BRAID_WITH_TORCH
-
+// The `braid run` driver, inside the run module (cli/exec_module.h): it reads the flags' config,
+// lowers a workload on the fly or reads a file, refuses a program that `braid verify` rejects
+// (unless --unsafe), launches or joins the ranks, runs and checks each rank with exec's
+// evaluator (exec/check.h), and turns the outcome into an exit code.
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
-#include <unistd.h>
-
+#include "cli/exec_module/run_driver.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/evaluator.h"
 #include "exec/launcher.h"
-#include "exec/reference.h"
-#include "exec/tensor_ops.h"
+#include "ir/error.h"
 #include "ir/host_ir_text.h"
+#include "ir/semantics/interpreter.h"
 #include "passes/lower.h"
+#include "verify/checker.h"
 
-namespace braid::exec {
+namespace braid::cli {
 
-bool execAvailable() { return true; }
-bool execHasGloo() { return haveGloo(); }
+using namespace braid::exec;
 
 namespace {
 
@@ -106,19 +102,6 @@ bool isFile(const std::string& target) {
 
 const char* indexingName(StreamIndexing i) { return i == StreamIndexing::kModulo ? "modulo" : "raw"; }
 
-// The devices a program addresses: 1 + the largest device id in its meshes and teams.
-int64_t devicesOf(const HostProgram& p) {
-  int64_t n = 1;
-  for (const TensorView* tv : p.tensors().tensors())
-    if (tv->deviceMesh())
-      for (int64_t d : tv->deviceMesh()->devices()) n = std::max(n, d + 1);
-  forEachStmt(p.body(), [&](const Stmt& s, int) {
-    if (s.is<Communication>())
-      for (int64_t d : s.as<Communication>()->team) n = std::max(n, d + 1);
-  });
-  return n;
-}
-
 struct Prepared {
   HostProgram program;
   std::optional<Workload> workload;  // the unlowered reference, when there is one
@@ -135,7 +118,7 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
   params.lowering.streams = params.streams;
   if (isFile(cfg.target)) {
     p.program = parseHostProgramFile(cfg.target);
-    p.devices = devicesOf(p.program);
+    p.devices = sem::ranksFromProgram(p.program);
     p.streams = cfg.streams.value_or(4);
     p.label = cfg.target;
     if (!cfg.referenceWorkload.empty()) {
@@ -162,43 +145,26 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
   return p;
 }
 
-// Refuses sizes this machine cannot hold before anything is allocated: every rank keeps the full
-// inputs and outputs in float64 (the reference and the gathered results), and `--ranks N` puts
-// all ranks on this machine. An over-large run would otherwise die deep inside an allocator.
-// Ranks on this machine: torchrun and OpenMPI say so; braid's own launcher starts them all here.
-int64_t localRanks(int64_t world) {
-  for (const char* var : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"})
-    if (const char* v = std::getenv(var); v && *v) return std::max<int64_t>(1, std::atoll(v));
-  return world;
-}
+// A program `braid verify` rejects: running it would give results that depend on timing (or hang).
+struct ProgramRejected {
+  int64_t errors = 0;
+};
 
-void checkMemoryFits(const HostProgram& program, const Bindings& b, int64_t local_ranks) {
-  double bytes = 0;
-  ShapeContext ctx;
-  ctx.bindings = &b;
-  ctx.full = true;
-  auto add = [&](const std::vector<TensorView*>& tvs) {
-    for (const TensorView* tv : tvs) {
-      double n = 8;  // float64
-      try {
-        for (int64_t e : bufferShape(*tv, ctx)) n *= static_cast<double>(e);
-      } catch (const Error&) {
-        continue;  // a size not known yet: the evaluator reports it if it matters
-      }
-      bytes += n;
-    }
-  };
-  add(program.inputs());
-  add(program.outputs());
-  bytes *= 2.0 * static_cast<double>(local_ranks);  // the data and a working copy, per rank
-  double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  if (physical > 0 && bytes > physical) {
-    char msg[256];
-    std::snprintf(msg, sizeof msg, "these sizes need about %.1f GiB of memory (%lld rank(s) on this machine, "
-                  "full inputs and outputs in float64), but this machine has %.1f GiB: choose smaller sizes",
-                  bytes / (1 << 30), static_cast<long long>(local_ranks), physical / (1 << 30));
-    throw Error(msg);
-  }
+// Verifies the program for the sizes it is about to run with, on the run's world and streams;
+// refuses it (rank 0 prints the findings) unless --unsafe.
+void refuseIfRejected(const HostProgram& program, const Bindings& b, int64_t streams, int64_t world, int64_t rank) {
+  verify::VerifyOptions vo;
+  vo.bindings = b;
+  vo.ranks = world;
+  vo.streams = streams;
+  vo.parallelismWarnings = false;
+  verify::VerifyResult r = verify::verifyProgram(program, vo);
+  if (r.ok()) return;
+  if (rank == 0)
+    std::cerr << verify::formatReport(r)
+              << "braid run: refusing to run a program that `braid verify` rejects: its results would depend on "
+                 "timing, or it would hang (--unsafe runs it anyway)\n";
+  throw ProgramRejected{r.errors()};
 }
 
 std::string bindingsStr(const Bindings& b) {
@@ -208,131 +174,6 @@ std::string bindingsStr(const Bindings& b) {
 }
 
 }  // namespace
-
-CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communicator& comm,
-                        const CheckOptions& opt) {
-  const int64_t rank = comm.rank();
-  const int64_t world = comm.size();
-  Bindings b = opt.bindings;
-  if (ref && ref->inputs().size() != program.inputs().size())
-    throw Error("the reference fusion has " + std::to_string(ref->inputs().size()) + " inputs, the program " +
-                std::to_string(program.inputs().size()));
-  // A file checked against a workload: its free symbols (i0, ...) follow from the workload's sizes.
-  if (ref)
-    for (size_t i = 0; i < program.inputs().size(); ++i) {
-      const TensorView& ptv = *program.inputs()[i];
-      std::vector<int64_t> rs = fullShape(*ref->inputs()[i], b, true);
-      size_t axes = 0;
-      for (IterDomain* id : bufferDomain(ptv)) axes += id->isReduction() ? 0 : 1;
-      if (axes != rs.size())
-        throw Error("input " + ptv.nameStr() + " has " + std::to_string(axes) + " axes but the reference's input " +
-                    std::to_string(i) + " has shape " + shapeStr(rs) +
-                    ": the program does not have the reference workload's layout");
-      inferSymbols(ptv, rs, true, b);
-    }
-  // Inputs: full tensors (from files or the seed), the same on every rank; each rank runs on its slice.
-  // Inputs loaded from files also determine the symbols their extents name.
-  std::vector<at::Tensor> loaded(program.inputs().size());
-  for (size_t i = 0; i < program.inputs().size(); ++i) {
-    const TensorView& ptv = *program.inputs()[i];
-    for (const auto& [name, path] : opt.inputFiles)
-      if (name == "T" + std::to_string(ptv.name()) || name == std::to_string(i)) loaded[i] = loadNpy(path).to(at::kDouble);
-    if (loaded[i].defined()) inferSymbols(ptv, loaded[i].sizes(), true, b);
-  }
-  checkMemoryFits(program, b, localRanks(world));
-  std::vector<at::Tensor> full_inputs, local_inputs;
-  for (size_t i = 0; i < program.inputs().size(); ++i) {
-    const TensorView& ptv = *program.inputs()[i];
-    at::Tensor full = loaded[i];
-    std::vector<int64_t> shape = ref ? fullShape(*ref->inputs()[i], b, true) : fullShape(ptv, b);
-    if (!full.defined()) {
-      full = randomInput(shape, opt.seed, static_cast<int64_t>(i));
-    } else if (full.sizes().vec() != shape) {
-      throw Error("input file for " + ptv.nameStr() + " has shape " + shapeStr(full.sizes()) + ", expected " +
-                  shapeStr(shape));
-    }
-    full_inputs.push_back(full);
-    local_inputs.push_back(sliceForRank(full, ptv, rank, toScalarType(ptv.dtype())));
-  }
-
-  EvalOptions eo;
-  eo.numberOfStreams = opt.numberOfStreams;
-  eo.bindings = b;
-  eo.onStatement = opt.onStatement;
-  Evaluator ev(program, comm, eo);
-  if (opt.current) *opt.current = &ev;
-  std::vector<at::Tensor> outs = ev.run(local_inputs);
-  if (opt.current) *opt.current = nullptr;
-  Bindings scalars = ev.scalars();
-
-  // Gather every output to rank 0.
-  std::vector<int64_t> team(static_cast<size_t>(world));
-  for (int64_t r = 0; r < world; ++r) team[static_cast<size_t>(r)] = r;
-  std::vector<std::vector<at::Tensor>> per_rank(outs.size());
-  for (size_t o = 0; o < outs.size(); ++o) {
-    at::Tensor local = outs[o].to(at::kDouble).contiguous();
-    if (world == 1) {
-      per_rank[o].push_back(local);
-      continue;
-    }
-    at::Tensor all = rank == 0 ? at::empty({world * local.numel()}, local.options()) : at::Tensor();
-    comm.gather(team, local, all, 0)->wait();
-    if (rank == 0)
-      for (int64_t r = 0; r < world; ++r)
-        per_rank[o].push_back(all.narrow(0, r * local.numel(), local.numel()).view(local.sizes()));
-  }
-
-  CheckResult result;
-  result.checked = opt.check && ref;
-  if (rank == 0) {
-    // Errors here are rank 0's alone: report them as a failure, so every rank still agrees below.
-    try {
-      std::vector<at::Tensor> ref_outs;
-      if (result.checked) {
-        if (ref->outputs().size() != program.outputs().size())
-          throw Error("the reference fusion has " + std::to_string(ref->outputs().size()) + " outputs, the program " +
-                      std::to_string(program.outputs().size()));
-        OpContext ctx{&b, true, at::kDouble};
-        ref_outs = evalFusion(*ref, full_inputs, ctx);
-      }
-      std::ostringstream os;
-      for (size_t o = 0; o < outs.size(); ++o) {
-        const TensorView& ptv = *program.outputs()[o];
-        std::vector<int64_t> shape = result.checked ? fullShape(*ref->outputs()[o], b, true) : fullShape(ptv, scalars);
-        std::string replica;
-        at::Tensor full = assembleFull(per_rank[o], ptv, shape, &replica);
-        os << "  " << ptv.nameStr() << " " << shapeStr(full.sizes()) << ": ";
-        if (!replica.empty()) {
-          os << "MISMATCH: " << replica << "\n";
-          ++result.failures;
-        } else if (result.checked) {
-          double tol = opt.tolerance.value_or(defaultTolerance(toScalarType(ptv.dtype())));
-          Comparison c = compare(full, ref_outs[o], tol);
-          os << describe(c) << "\n";
-          if (!c.ok) ++result.failures;
-        } else {
-          os << "sum " << full.nan_to_num(0).sum().item<double>() << ", abs sum "
-             << full.abs().nan_to_num(0).sum().item<double>()
-             << (full.isnan().any().item<bool>() ? ", contains NaN (never written)" : "") << "\n";
-        }
-        if (!opt.saveOutputs.empty()) {
-          std::filesystem::create_directories(opt.saveOutputs);
-          saveNpy(opt.saveOutputs + "/T" + std::to_string(ptv.name()) + ".npy", full);
-        }
-      }
-      result.report = os.str();
-    } catch (const std::exception& e) {
-      result.report += std::string("  check failed: ") + e.what() + "\n";
-      result.failures = std::max<int64_t>(result.failures, 1);
-    }
-  }
-  // Every rank learns rank 0's verdict.
-  at::Tensor verdict = at::full({1}, static_cast<int64_t>(result.failures), at::TensorOptions().dtype(at::kLong));
-  if (world > 1) comm.broadcast(team, verdict, 0)->wait();
-  result.failures = verdict.item<int64_t>();
-  result.ok = result.failures == 0;
-  return result;
-}
 
 namespace {
 
@@ -379,6 +220,8 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
   co.inputFiles = cfg.inputFiles;
   co.saveOutputs = cfg.saveOutputs;
   co.current = &current;
+  if (!cfg.unsafe)
+    co.beforeRun = [&](const Bindings& b) { refuseIfRejected(program, b, prep.streams, world, rank); };
   if (fault)
     co.onStatement = [&](const Stmt&, int64_t n) {
       if (n == fault->at) injectFault(*fault, rank);
@@ -415,6 +258,8 @@ int runCommand(const RunConfig& cfg) {
     int code = 3;
     try {
       code = rankMain(cfg, *env);
+    } catch (const ProgramRejected&) {
+      code = 1;
     } catch (const Error& e) {
       std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
       code = 2;
@@ -435,7 +280,7 @@ int runCommand(const RunConfig& cfg) {
   int64_t ranks = cfg.ranks;
   if (ranks == 0) {
     if (isFile(cfg.target)) {
-      ranks = devicesOf(parseHostProgramFile(cfg.target));
+      ranks = sem::ranksFromProgram(parseHostProgramFile(cfg.target));
     } else {
       ranks = cfg.params.devices;
     }
@@ -446,7 +291,11 @@ int runCommand(const RunConfig& cfg) {
   if (ranks == 1) {
     RankEnv local;
     local.launcher = "local";
-    return rankMain(cfg, local);
+    try {
+      return rankMain(cfg, local);
+    } catch (const ProgramRejected&) {
+      return 1;
+    }
   }
   if (!haveGloo())
     throw Error("braid was built without Gloo: only --ranks 1 runs on CPU (install libgloo-dev and reconfigure)");
@@ -469,19 +318,4 @@ int runCommand(const RunConfig& cfg) {
   return spawnRanks(so);
 }
 
-}  // namespace braid::exec
-
-#else  // !BRAID_WITH_TORCH
-
-namespace braid::exec {
-
-bool execAvailable() { return false; }
-bool execHasGloo() { return false; }
-
-int runCommand(const RunConfig&) {
-  throw Error(kBuiltWithoutTorchMessage);
-}
-
-}  // namespace braid::exec
-
-#endif  // BRAID_WITH_TORCH
+}  // namespace braid::cli

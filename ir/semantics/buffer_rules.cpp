@@ -1,0 +1,64 @@
+#include "ir/semantics/buffer_rules.h"
+
+#include <string>
+
+namespace braid::sem {
+
+std::vector<IterDomain*> bufferDomain(const TensorView& tv) {
+  if (tv.hasAllocationDomain()) return tv.allocation();
+  for (IterDomain* id : tv.loop())
+    if (id->definition() != nullptr) return tv.logical();
+  return tv.loop();
+}
+
+std::vector<int64_t> bufferShape(const TensorView& tv, const Bindings& b, ShapeMode mode) {
+  std::vector<int64_t> shape;
+  for (const IterDomain* id : mode.logical ? tv.logical() : bufferDomain(tv)) {
+    if (id->isReduction()) continue;
+    if (id->isBroadcast() || (id->isDeviceParallel() && !mode.fullDevice) || (mode.streamChunk && id->isStream())) {
+      shape.push_back(1);
+      continue;
+    }
+    auto v = id->extent().tryEvaluate(b);
+    if (!v) {
+      std::string names;
+      for (const auto& n : id->extent().substitute(b).freeSymbols()) names += (names.empty() ? "" : ", ") + n;
+      throw Error("the size of " + tv.nameStr() + " (axis " + id->str() + ") depends on unbound symbol(s) " + names +
+                  " (bind them with --bind NAME=VALUE)");
+    }
+    if (*v < 0)
+      throw Error("the size of " + tv.nameStr() + " (axis " + id->str() + ") is negative: " + std::to_string(*v));
+    shape.push_back(*v);
+  }
+  return shape;
+}
+
+bool loopRunsOverAxis(const ForLoop& loop, const IterDomain& axis) {
+  if (loop.domain) return loop.domain == &axis || loop.domain->id() == axis.id() ||
+                           loop.domain->extent().simplify() == axis.extent().simplify();
+  return loop.start.simplify() == Scalar(0) && loop.stop.simplify() == axis.extent().simplify();
+}
+
+bool allocatedPerStreamChunk(const TensorView& tv, const std::vector<const ForLoop*>& enclosing) {
+  for (const IterDomain* id : bufferDomain(tv)) {
+    if (!id->isStream()) continue;
+    for (const ForLoop* loop : enclosing)
+      if (loopRunsOverAxis(*loop, *id)) return true;
+  }
+  return false;
+}
+
+bool makesView(const Expr& op) {
+  switch (op.type()) {
+    case OpType::kSet:
+    case OpType::kPermute:
+    case OpType::kBroadcast:
+    case OpType::kSqueeze:
+    case OpType::kReshape:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace braid::sem

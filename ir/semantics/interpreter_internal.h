@@ -1,0 +1,127 @@
+// The interpreter's state and its parts (private to ir/semantics): one host thread per rank that
+// records an EventGraph. statement_walk.cpp runs statements and owns streams and buffers,
+// communication_walk.cpp posts and waits for communications, communication_matching.cpp matches
+// them across ranks. The rules they apply (shapes, views, communication roles) live in
+// buffer_rules.h, view_rules.h, shape_inference.h and communication_rules.h, shared with exec.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/semantics/event_graph.h"
+#include "ir/semantics/interpreter.h"
+
+namespace braid::sem::detail {
+
+// Thrown inside a rank's host thread after an issue that leaves nothing sensible to run (a view
+// out of bounds, an unbound tensor, ...): the rank stops there, as the real runtime would.
+struct RankHalted {};
+
+struct RankState {
+  int64_t rank = 0;
+  size_t pos = 0;  // index into graph.ranks
+  Bindings env;
+  int32_t defaultStream = 0;
+  int32_t current = 0;
+  std::map<std::string, int32_t> namedVars;  // captured by GetCurrentStream (first capture wins)
+  std::map<std::string, int32_t> namedPool;  // named but never captured: a pool stream
+  std::map<int64_t, int32_t> indexed;
+  std::map<std::string, int32_t> communicators;  // communicator name -> its stream on this rank
+  std::unordered_map<const TensorView*, Region> bound;
+  struct Dealloc {
+    const Stmt* stmt;
+    std::vector<LoopIndex> loops;
+  };
+  std::unordered_map<const TensorView*, Dealloc> deallocated;
+  std::map<int, int32_t> posted;  // communication / EndCoalescing id -> event (-2: nothing posted)
+  // An open StartCoalescing group.
+  const Stmt* coalesceStart = nullptr;
+  std::vector<P2POp> pendingP2P;
+  std::vector<Access> pendingReads, pendingWrites;
+  std::vector<int> pendingIds;
+  int64_t issue = 0;
+  std::vector<LoopIndex> loops;
+  std::vector<const ForLoop*> loopStmts;  // enclosing loops, outermost first
+};
+
+class Interpreter {
+ public:
+  Interpreter(const HostProgram& p, const SemanticsOptions& o, EventGraph& g) : p_(p), o_(o), g_(g) {}
+
+  void runRank(int64_t rank, size_t pos);
+  void matchCommunications();
+
+ private:
+  // ---- streams and events (statement_walk.cpp) ----
+  int32_t newStream(const std::string& name, StreamKind kind);
+  int32_t enqueueOn(int32_t stream, EventKind kind, const Stmt* stmt, std::string op);
+  int32_t enqueue(EventKind kind, const Stmt* stmt, std::string op) {
+    return enqueueOn(st_->current, kind, stmt, std::move(op));
+  }
+  Event& ev(int32_t id) { return g_.events[static_cast<size_t>(id)]; }
+  int32_t lastOn(int32_t stream) const {
+    const auto& evs = g_.streams[static_cast<size_t>(stream)].events;
+    return evs.empty() ? -1 : evs.back();
+  }
+  int32_t resolveStream(const StreamRef& ref, const Stmt& s);
+  int32_t communicatorStream(const std::string& communicator);
+
+  // ---- issues ----
+  void issue(FindingKind kind, const Stmt* stmt, std::string message, int32_t event = -1);
+  // Records the issue and stops this rank's host thread.
+  [[noreturn]] void halt(FindingKind kind, const Stmt* stmt, std::string message);
+
+  // ---- scalars ----
+  int64_t evalScalar(const Scalar& s, const Stmt& stmt);
+
+  // ---- buffers and bindings (statement_walk.cpp) ----
+  int32_t newBuffer(const TensorView* tv, std::vector<int64_t> shape, const Stmt* stmt);
+  void retain(int32_t buffer);
+  void release(int32_t buffer, const Stmt* stmt);
+  void freeBuffer(int32_t buffer, const Stmt* stmt);
+  void bind(const TensorView* tv, const Region& r, const Stmt* stmt);
+  void unbind(const TensorView* tv, const Stmt* stmt);
+  // The region `tv` names; halts the rank when it is not bound.
+  Region need(const TensorView* tv, const Stmt& s, const char* role);
+  // Binds an op's output: the preallocated / aliased region, or a fresh buffer of `shape`.
+  Region outputRegion(const TensorView* tv, const std::vector<int64_t>& shape, const Stmt* stmt);
+  std::vector<int64_t> allocationShape(const TensorView* tv);
+  int64_t bytesOf(const Region& r, const TensorView* tv) const;
+
+  // ---- statements ----
+  void runScope(const Scope& scope);
+  void runStmt(const Stmt& s);
+  void runAllocate(const Allocate& a);
+  void runDeallocate(const Deallocate& d);
+  void runAliasSelect(const AliasSelect& a);
+  void runShardByStream(const ShardByStream& a);
+  void runHostOp(const HostOp& h);
+  void runPostOnStream(const PostOnStream& k);
+  void runSynchronize(const Synchronize& s);
+  void runFor(const ForLoop& f);
+  void runExit();
+  // communication_walk.cpp
+  void runCommunication(const Communication& c);
+  void runP2P(const P2PCommunication& c);
+  void runStartCoalescing(const StartCoalescing& s);
+  void runEndCoalescing(const EndCoalescing& c);
+  void runWait(const Wait& w);
+  // Enqueues a communication on its communicator's stream, ordered after the current stream's
+  // work so far.
+  int32_t post(const std::string& communicator, EventKind kind, const Stmt* stmt, std::string op);
+
+  const HostProgram& p_;
+  const SemanticsOptions& o_;
+  EventGraph& g_;
+  RankState* st_ = nullptr;
+  std::vector<int32_t> refs_;
+  // communicator -> rank -> its collectives in issue order
+  std::map<std::string, std::map<int64_t, std::vector<int32_t>>> collectives_;
+  std::map<std::string, std::vector<int64_t>> teams_;
+  std::vector<int32_t> p2pEvents_;
+};
+
+}  // namespace braid::sem::detail

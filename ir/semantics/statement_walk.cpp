@@ -1,0 +1,542 @@
+// The statement walk: one rank's host thread, statement by statement (DESIGN.md, "The host
+// program's meaning"; HOSTIR.md for the two ALLOCATE forms, views and view-vs-copy), recording
+// device operations on streams and the buffers they touch.
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "ir/semantics/buffer_rules.h"
+#include "ir/semantics/interpreter_internal.h"
+#include "ir/semantics/shape_inference.h"
+#include "ir/semantics/view_rules.h"
+
+namespace braid::sem::detail {
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
+}
+
+std::string shapeStr(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+// ---- streams and events ----
+
+int32_t Interpreter::newStream(const std::string& name, StreamKind kind) {
+  StreamInfo s;
+  s.id = static_cast<int32_t>(g_.streams.size());
+  s.rank = static_cast<int32_t>(st_->rank);
+  s.kind = kind;
+  s.name = name;
+  g_.streams.push_back(std::move(s));
+  return g_.streams.back().id;
+}
+
+int32_t Interpreter::enqueueOn(int32_t stream, EventKind kind, const Stmt* stmt, std::string op) {
+  if (static_cast<int64_t>(g_.events.size()) >= o_.maxEvents)
+    throw Error("the program unrolls into more than " + std::to_string(o_.maxEvents) +
+                " device operations for these bindings; use smaller sizes");
+  Event e;
+  e.id = static_cast<int32_t>(g_.events.size());
+  e.rank = static_cast<int32_t>(st_->rank);
+  e.stream = stream;
+  e.issue = st_->issue;
+  e.kind = kind;
+  e.stmt = stmt;
+  e.op = std::move(op);
+  e.loops = st_->loops;
+  StreamInfo& s = g_.streams[static_cast<size_t>(stream)];
+  e.streamPos = static_cast<int32_t>(s.events.size());
+  // A communicator runs its operations one at a time in issue order: that decides timing and
+  // deadlocks, but it is not an ordering a program may rely on for memory (DESIGN.md).
+  if (!s.events.empty())
+    g_.edges.push_back({s.events.back(), e.id, s.isCommunicator() ? EdgeKind::kCommOrder : EdgeKind::kStream});
+  s.events.push_back(e.id);
+  g_.events.push_back(std::move(e));
+  return g_.events.back().id;
+}
+
+int32_t Interpreter::resolveStream(const StreamRef& ref, const Stmt& s) {
+  if (ref.kind == StreamRef::Kind::kNamed) {
+    if (auto it = st_->namedVars.find(ref.name); it != st_->namedVars.end()) return it->second;
+    auto [it, inserted] = st_->namedPool.try_emplace(ref.name, -1);
+    if (inserted) it->second = newStream("pool stream " + ref.name, StreamKind::kWorker);
+    return it->second;
+  }
+  int64_t key = evalScalar(ref.index, s);
+  auto [it, inserted] = st_->indexed.try_emplace(key, -1);
+  if (inserted) it->second = newStream("worker stream " + std::to_string(key), StreamKind::kWorker);
+  return it->second;
+}
+
+int32_t Interpreter::communicatorStream(const std::string& communicator) {
+  auto [it, inserted] = st_->communicators.try_emplace(communicator, -1);
+  if (inserted) it->second = newStream(communicator, StreamKind::kCommunicator);
+  return it->second;
+}
+
+// ---- issues and scalars ----
+
+void Interpreter::issue(FindingKind kind, const Stmt* stmt, std::string message, int32_t event) {
+  Issue i;
+  i.kind = kind;
+  i.rank = static_cast<int32_t>(st_->rank);
+  i.stmt = stmt;
+  i.stream = st_->current;
+  i.loops = st_->loops;
+  i.message = std::move(message);
+  i.event = event;
+  g_.issues.push_back(std::move(i));
+}
+
+void Interpreter::halt(FindingKind kind, const Stmt* stmt, std::string message) {
+  issue(kind, stmt, std::move(message));
+  throw RankHalted{};
+}
+
+int64_t Interpreter::evalScalar(const Scalar& s, const Stmt& stmt) {
+  auto v = s.tryEvaluate(st_->env);
+  if (!v) {
+    std::string names;
+    for (const auto& n : s.substitute(st_->env).freeSymbols()) names += (names.empty() ? "" : ", ") + n;
+    throw Error(stmt.loc.str() + ": cannot evaluate " + s.str() + ": unbound symbol(s) " + names +
+                " (bind them with --bind NAME=VALUE)");
+  }
+  return *v;
+}
+
+// ---- buffers and bindings ----
+
+int32_t Interpreter::newBuffer(const TensorView* tv, std::vector<int64_t> shape, const Stmt* stmt) {
+  BufferInfo b;
+  b.id = static_cast<int32_t>(g_.buffers.size());
+  b.rank = static_cast<int32_t>(st_->rank);
+  b.tensor = tv;
+  b.dtype = tv->dtype();
+  b.numel = product(shape);
+  b.shape = std::move(shape);
+  b.allocStream = st_->current;
+  b.allocIssue = st_->issue;
+  b.allocStmt = stmt;
+  b.allocLoops = st_->loops;
+  g_.buffers.push_back(std::move(b));
+  refs_.push_back(0);
+  if (stmt) {
+    // The allocation's point on its stream: the block may be one just freed there, still in use
+    // by work enqueued before this point, so a use on another stream must be ordered after it.
+    int32_t m = enqueue(EventKind::kAlloc, stmt, "alloc " + tv->nameStr());
+    ev(m).target = g_.buffers.back().id;
+    g_.buffers.back().allocEvent = m;
+  }
+  return g_.buffers.back().id;
+}
+
+void Interpreter::retain(int32_t buffer) {
+  if (buffer >= 0) ++refs_[static_cast<size_t>(buffer)];
+}
+
+void Interpreter::release(int32_t buffer, const Stmt* stmt) {
+  if (buffer < 0) return;
+  if (--refs_[static_cast<size_t>(buffer)] > 0) return;
+  freeBuffer(buffer, stmt);
+}
+
+// The caching allocator may hand the block to the next allocation on its allocation stream,
+// without waiting for other streams: a marker there is the point where it may be reused.
+void Interpreter::freeBuffer(int32_t buffer, const Stmt* stmt) {
+  BufferInfo& b = g_.buffers[static_cast<size_t>(buffer)];
+  if (b.isInput || b.freeEvent >= 0) return;
+  int32_t f = enqueueOn(b.allocStream, EventKind::kFree, stmt, "free " + b.tensor->nameStr());
+  ev(f).target = b.id;
+  b.freeEvent = f;
+  b.freeStmt = stmt;
+  b.freeLoops = st_->loops;
+}
+
+void Interpreter::bind(const TensorView* tv, const Region& r, const Stmt* stmt) {
+  retain(r.buffer);
+  auto it = st_->bound.find(tv);
+  if (it != st_->bound.end()) {
+    int32_t old = it->second.buffer;
+    it->second = r;
+    release(old, stmt);
+  } else {
+    st_->bound.emplace(tv, r);
+  }
+  st_->deallocated.erase(tv);
+}
+
+void Interpreter::unbind(const TensorView* tv, const Stmt* stmt) {
+  auto it = st_->bound.find(tv);
+  if (it == st_->bound.end()) return;
+  int32_t old = it->second.buffer;
+  st_->bound.erase(it);
+  release(old, stmt);
+}
+
+Region Interpreter::need(const TensorView* tv, const Stmt& s, const char* role) {
+  if (!tv) halt(FindingKind::kUnboundTensor, &s, std::string("the statement has no ") + role + " tensor");
+  auto it = st_->bound.find(tv);
+  const BufferInfo* freed = nullptr;
+  if (it != st_->bound.end()) {
+    const BufferInfo& b = g_.buffers[static_cast<size_t>(it->second.buffer)];
+    if (b.freeEvent < 0) return it->second;
+    freed = &b;
+  }
+  if (freed || st_->deallocated.count(tv)) {
+    Issue i;
+    i.kind = FindingKind::kUseAfterDeallocate;
+    i.rank = static_cast<int32_t>(st_->rank);
+    i.stmt = &s;
+    i.stream = st_->current;
+    i.loops = st_->loops;
+    i.otherRank = i.rank;
+    if (freed) {
+      i.otherStmt = freed->freeStmt;
+      i.otherLoops = freed->freeLoops;
+      i.message = std::string("uses ") + tv->nameStr() + " (" + role + "), a view of " + freed->tensor->nameStr() +
+                  ", whose memory was deallocated";
+    } else {
+      const auto& d = st_->deallocated.at(tv);
+      i.otherStmt = d.stmt;
+      i.otherLoops = d.loops;
+      i.message = std::string("uses ") + tv->nameStr() + " (" + role + ") after it was deallocated";
+    }
+    g_.issues.push_back(std::move(i));
+    throw RankHalted{};
+  }
+  halt(FindingKind::kUnboundTensor, &s,
+       std::string("uses ") + tv->nameStr() + " (" + role + "), which nothing allocated or bound");
+}
+
+Region Interpreter::outputRegion(const TensorView* tv, const std::vector<int64_t>& shape, const Stmt* stmt) {
+  auto it = st_->bound.find(tv);
+  if (it != st_->bound.end()) {
+    const BufferInfo& b = g_.buffers[static_cast<size_t>(it->second.buffer)];
+    if (b.freeEvent >= 0) {
+      Issue i;
+      i.kind = FindingKind::kUseAfterDeallocate;
+      i.rank = static_cast<int32_t>(st_->rank);
+      i.stmt = stmt;
+      i.stream = st_->current;
+      i.loops = st_->loops;
+      i.otherStmt = b.freeStmt;
+      i.otherRank = i.rank;
+      i.otherLoops = b.freeLoops;
+      i.message = "writes " + tv->nameStr() + ", a view of " + b.tensor->nameStr() + ", whose memory was deallocated";
+      g_.issues.push_back(std::move(i));
+      throw RankHalted{};
+    }
+    if (it->second.numel() != product(shape))
+      issue(FindingKind::kShapeMismatch, stmt,
+            tv->nameStr() + " is bound to " + std::to_string(it->second.numel()) +
+                " elements but the operation produces " + shapeStr(shape));
+    return it->second;
+  }
+  int32_t b = newBuffer(tv, shape, stmt);
+  Region r = Region::contiguous(b, shape);
+  bind(tv, r, stmt);
+  return r;
+}
+
+std::vector<int64_t> Interpreter::allocationShape(const TensorView* tv) {
+  ShapeMode mode;
+  mode.streamChunk = allocatedPerStreamChunk(*tv, st_->loopStmts);
+  return bufferShape(*tv, st_->env, mode);
+}
+
+int64_t Interpreter::bytesOf(const Region& r, const TensorView* tv) const {
+  return r.numel() * dataTypeSize(tv->dtype());
+}
+
+// ---- the rank's host thread ----
+
+void Interpreter::runRank(int64_t rank, size_t pos) {
+  RankState state;
+  st_ = &state;
+  state.rank = rank;
+  state.pos = pos;
+  state.env = o_.bindings;
+  state.env[kRank] = rank;
+  state.env[kDeviceIdxX] = rank;
+  if (!state.env.count(kDeviceIdxY)) state.env[kDeviceIdxY] = 0;
+  state.env[kNumberOfStreams] = g_.numberOfStreams;
+  state.defaultStream = newStream("default stream", StreamKind::kDefault);
+  state.current = state.defaultStream;
+
+  // Entry: the caller's inputs are ready on the default stream.
+  int32_t entry = enqueue(EventKind::kEntry, nullptr, "program entry");
+  for (const TensorView* in : p_.inputs()) {
+    if (state.bound.count(in)) continue;
+    int32_t b = newBuffer(in, bufferShape(*in, state.env), nullptr);
+    g_.buffers[static_cast<size_t>(b)].isInput = true;
+    Region r = Region::contiguous(b, g_.buffers[static_cast<size_t>(b)].shape);
+    retain(b);  // the caller's reference
+    bind(in, r, nullptr);
+    ev(entry).writes.push_back({r, in});
+    ev(entry).bytesWritten += bytesOf(r, in);
+  }
+  for (const auto& [out, in] : p_.aliases()) {
+    auto it = state.bound.find(in);
+    if (it != state.bound.end()) bind(out, it->second, nullptr);
+  }
+  g_.entryEvent[pos] = entry;
+
+  try {
+    runScope(p_.body());
+    if (state.coalesceStart)
+      halt(FindingKind::kUnclosedCoalescing, state.coalesceStart,
+           "opens a group of sends and receives that no EndCoalescing closes before the program returns");
+    runExit();
+  } catch (const RankHalted&) {
+    g_.haltedRanks.push_back(rank);
+  }
+  st_ = nullptr;
+}
+
+// Exit: the caller's stream reaches the end; the outputs are the caller's from here on.
+void Interpreter::runExit() {
+  st_->current = st_->defaultStream;
+  int32_t exit = enqueue(EventKind::kExit, nullptr, "program exit");
+  g_.exitEvent[st_->pos] = exit;
+  for (const TensorView* out : p_.outputs()) {
+    // A rank outside the output's mesh owes nothing.
+    if (out->hasDeviceMesh() && !out->deviceMesh()->has(st_->rank)) continue;
+    auto it = st_->bound.find(out);
+    if (it == st_->bound.end()) {
+      issue(FindingKind::kUnboundTensor, nullptr, "output " + out->nameStr() + " is never allocated or written", exit);
+      continue;
+    }
+    BufferInfo& b = g_.buffers[static_cast<size_t>(it->second.buffer)];
+    if (b.freeEvent >= 0) {
+      issue(FindingKind::kUseAfterDeallocate, b.freeStmt,
+            "deallocates " + b.tensor->nameStr() + ", but output " + out->nameStr() +
+                " is a view of it: the caller receives freed memory",
+            exit);
+      continue;
+    }
+    b.isOutput = true;
+    ev(exit).reads.push_back({it->second, out});
+  }
+}
+
+void Interpreter::runScope(const Scope& scope) {
+  for (const auto& s : scope) runStmt(*s);
+}
+
+void Interpreter::runStmt(const Stmt& s) {
+  ++st_->issue;
+  switch (s.kind()) {
+    case StmtKind::kAllocate:
+      runAllocate(*s.as<Allocate>());
+      break;
+    case StmtKind::kDeallocate:
+      runDeallocate(*s.as<Deallocate>());
+      break;
+    case StmtKind::kAliasSelect:
+      runAliasSelect(*s.as<AliasSelect>());
+      break;
+    case StmtKind::kShardByStream:
+      runShardByStream(*s.as<ShardByStream>());
+      break;
+    case StmtKind::kGetCurrentStream:
+      // nvFuser stores the capture with a map insert that never overwrites: a later run of the
+      // statement (in a loop) keeps the first capture.
+      st_->namedVars.try_emplace(s.as<GetCurrentStream>()->stream.name, st_->current);
+      break;
+    case StmtKind::kSetCurrentStream:
+      st_->current = resolveStream(s.as<SetCurrentStream>()->stream, s);
+      break;
+    case StmtKind::kSynchronize:
+      runSynchronize(*s.as<Synchronize>());
+      break;
+    case StmtKind::kForLoop:
+      runFor(*s.as<ForLoop>());
+      break;
+    case StmtKind::kIfThenElse: {
+      const auto* i = s.as<IfThenElse>();
+      runScope(evalScalar(i->predicate, s) != 0 ? i->thenBody : i->elseBody);
+      break;
+    }
+    case StmtKind::kHostOp:
+      runHostOp(*s.as<HostOp>());
+      break;
+    case StmtKind::kPostOnStream:
+      runPostOnStream(*s.as<PostOnStream>());
+      break;
+    case StmtKind::kCommunication:
+      runCommunication(*s.as<Communication>());
+      break;
+    case StmtKind::kP2PCommunication:
+      runP2P(*s.as<P2PCommunication>());
+      break;
+    case StmtKind::kStartCoalescing:
+      runStartCoalescing(*s.as<StartCoalescing>());
+      break;
+    case StmtKind::kEndCoalescing:
+      runEndCoalescing(*s.as<EndCoalescing>());
+      break;
+    case StmtKind::kWait:
+      runWait(*s.as<Wait>());
+      break;
+  }
+}
+
+void Interpreter::runSynchronize(const Synchronize& s) {
+  int32_t x = resolveStream(s.stream, s);
+  if (x == st_->current) return;  // a stream is always ordered after its own work
+  int32_t last = lastOn(x);
+  if (last < 0) return;  // nothing enqueued there yet: nothing to wait for
+  int32_t m = enqueue(EventKind::kSync, &s, "Synchronize " + g_.streams[static_cast<size_t>(x)].name);
+  ev(m).target = x;
+  g_.edges.push_back({last, m, EdgeKind::kSync});
+}
+
+void Interpreter::runFor(const ForLoop& f) {
+  int64_t begin = evalScalar(f.begin(), f);
+  int64_t end = evalScalar(f.end(), f);
+  LoopRun run;
+  run.rank = static_cast<int32_t>(st_->rank);
+  run.loop = &f;
+  run.outer = st_->loops;
+  std::optional<int64_t> saved;
+  if (auto it = st_->env.find(f.index); it != st_->env.end()) saved = it->second;
+  st_->loopStmts.push_back(&f);
+  for (int64_t i = begin; i < end; ++i) {
+    st_->env[f.index] = i;
+    st_->loops.push_back({f.index, i});
+    LoopRun::Iteration it;
+    it.value = i;
+    it.begin = static_cast<int32_t>(g_.events.size());
+    try {
+      runScope(f.body);
+    } catch (const RankHalted&) {
+      it.end = static_cast<int32_t>(g_.events.size());
+      run.iterations.push_back(it);
+      g_.loops.push_back(std::move(run));
+      throw;
+    }
+    it.end = static_cast<int32_t>(g_.events.size());
+    run.iterations.push_back(it);
+    st_->loops.pop_back();
+  }
+  st_->loopStmts.pop_back();
+  if (saved) {
+    st_->env[f.index] = *saved;
+  } else {
+    st_->env.erase(f.index);
+  }
+  g_.loops.push_back(std::move(run));
+}
+
+void Interpreter::runAllocate(const Allocate& a) {
+  if (!a.tv) throw Error(a.loc.str() + ": ALLOCATE without a tensor");
+  // `ALLOCATE(buffer=...)` (nvFuser's kir::Allocate) does nothing when the tensor is bound: after
+  // a HirAliasSelect the op that follows writes into the slice.
+  if (a.legacy && st_->bound.count(a.tv)) return;
+  int32_t b = newBuffer(a.tv, allocationShape(a.tv), &a);
+  Region r = Region::contiguous(b, g_.buffers[static_cast<size_t>(b)].shape);
+  bind(a.tv, r, &a);
+  if (a.zeroInit) {
+    g_.buffers[static_cast<size_t>(b)].zeroInit = true;
+    int32_t e = enqueue(EventKind::kMemset, &a, "zero-fill " + a.tv->nameStr());
+    ev(e).writes.push_back({r, a.tv});
+    ev(e).bytesWritten = bytesOf(r, a.tv);
+  }
+}
+
+void Interpreter::runDeallocate(const Deallocate& d) {
+  auto it = st_->bound.find(d.tv);
+  if (it == st_->bound.end()) return;
+  int32_t buffer = it->second.buffer;
+  unbind(d.tv, &d);
+  st_->deallocated[d.tv] = {&d, st_->loops};
+  // DESIGN.md: after Deallocate the memory may be handed to a later allocation, even if views of
+  // it are still bound (they dangle from here on).
+  if (buffer >= 0 && g_.buffers[static_cast<size_t>(buffer)].tensor == d.tv) freeBuffer(buffer, &d);
+}
+
+void Interpreter::runAliasSelect(const AliasSelect& a) {
+  Region in = need(a.in, a, "input");
+  ViewRule v = aliasSelectView(a, in.sizes, st_->env);
+  if (v.problem) halt(*v.problem, &a, v.message);
+  bind(a.out, applyView(in, v.steps), &a);
+}
+
+void Interpreter::runShardByStream(const ShardByStream& a) {
+  Region in = need(a.in, a, "input");
+  ViewRule v = shardByStreamView(a, in.sizes, st_->env);
+  if (v.problem) halt(*v.problem, &a, v.message);
+  bind(a.out, applyView(in, v.steps), &a);
+}
+
+void Interpreter::runHostOp(const HostOp& h) {
+  const Expr* e = h.op;
+  if (!e) throw Error(h.loc.str() + ": host op without an expression");
+  std::vector<Region> ins;
+  for (size_t i = 0; i < e->inputs().size(); ++i) ins.push_back(need(e->input(i), h, "operand"));
+  if (e->outputs().empty()) return;
+  const TensorView* out = e->output(0);
+  std::string name = opTypeName(e->type());
+  if (e->type() == OpType::kUnary) name = unaryOpName(e->unaryOp);
+  if (e->type() == OpType::kBinary) name = std::string("binary ") + binaryOpSymbol(e->binaryOp);
+  if (e->type() == OpType::kReduction) name = std::string("reduction ") + reductionOpName(e->reductionOp);
+
+  // Views, as nvFuser's host evaluator makes them when the output is not preallocated.
+  if (!st_->bound.count(out) && !ins.empty()) {
+    std::optional<ViewRule> v = opView(*e, ins[0].sizes, ins[0].isContiguous(), allocationShape(out));
+    if (v && v->problem) {
+      issue(*v->problem, &h, v->message);
+      v->steps.clear();
+    }
+    if (v) {
+      bind(out, applyView(ins[0], v->steps), &h);
+      return;
+    }
+  }
+
+  std::vector<std::vector<int64_t>> in_shapes;
+  for (const Region& r : ins) in_shapes.push_back(r.sizes);
+  OpResult res = inferOpResult(*e, in_shapes, allocationShape(out));
+  bool copy = e->type() == OpType::kSet || e->type() == OpType::kPermute;
+  Region w = outputRegion(out, res.shape, &h);
+  int32_t id = enqueue(copy ? EventKind::kCopy : EventKind::kCompute, &h, name);
+  Event& x = ev(id);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    x.reads.push_back({ins[i], e->input(i)});
+    x.bytesRead += bytesOf(ins[i], e->input(i));
+  }
+  x.writes.push_back({w, out});
+  x.bytesWritten = bytesOf(w, out);
+  x.flops = copy ? 0 : res.flops;
+}
+
+void Interpreter::runPostOnStream(const PostOnStream& k) {
+  std::vector<std::pair<Region, const TensorView*>> ins;
+  for (const TensorView* tv : k.inputs) ins.emplace_back(need(tv, k, "kernel input"), tv);
+  std::vector<std::pair<Region, const TensorView*>> outs;
+  for (const TensorView* tv : k.outputs) {
+    auto it = st_->bound.find(tv);
+    outs.emplace_back(it != st_->bound.end() ? it->second : outputRegion(tv, allocationShape(tv), &k), tv);
+  }
+  int32_t id = enqueue(EventKind::kCompute, &k, "kernel HostUnit" + std::to_string(k.hostUnit));
+  Event& x = ev(id);
+  for (auto& [r, tv] : ins) {
+    x.reads.push_back({r, tv});
+    x.bytesRead += bytesOf(r, tv);
+  }
+  for (auto& [r, tv] : outs) {
+    x.writes.push_back({r, tv});
+    x.bytesWritten += bytesOf(r, tv);
+  }
+  auto unit = p_.hostUnits().find(k.hostUnit);
+  if (unit != p_.hostUnits().end() && unit->second.fusion) x.flops = fusionFlops(*unit->second.fusion, st_->env);
+}
+
+}  // namespace braid::sem::detail
