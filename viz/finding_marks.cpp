@@ -37,15 +37,6 @@ void addPath(const sem::EventGraph& g, const std::vector<sem::ChainStep>& steps,
   if (out.size() > first) out[first].label = tag + (out[first].label.empty() ? "" : "; " + out[first].label);
 }
 
-// The kFree marker a "free" site stands for (sites of frees name the statement, not the event).
-int32_t freeEventOf(const sem::EventGraph& g, const verify::Site& s) {
-  for (const sem::Event& e : g.events)
-    if (e.kind == sem::EventKind::kFree && e.rank == s.rank && g.streamName(e.stream) == s.stream &&
-        e.loops == s.loops && e.stmt && e.stmt->loc == s.loc)
-      return e.id;
-  return -1;
-}
-
 int32_t exitOfRank(const sem::EventGraph& g, int64_t rank) {
   for (size_t i = 0; i < g.ranks.size(); ++i)
     if (g.ranks[i] == rank) return g.exitEvent[i];
@@ -79,27 +70,44 @@ FindingMarks markFindings(const sem::EventGraph& g, const verify::VerifyResult& 
     std::vector<int32_t> siteEvents;
     for (const verify::Site& s : f.sites) {
       int32_t e = s.event;
-      if (e < 0 && s.role == "free") e = freeEventOf(g, s);
       siteEvents.push_back(e);
       if (e >= 0) marks.events[e].push_back({n, s.role, error});
     }
+    // The event of the first site with `role`, -1 if none.
+    auto site = [&](const std::string& role) {
+      for (size_t k = 0; k < f.sites.size(); ++k)
+        if (f.sites[k].role == role && siteEvents[k] >= 0) return siteEvents[k];
+      return int32_t{-1};
+    };
+    auto missing = [&](int32_t from, int32_t to, const std::string& what) {
+      if (from >= 0 && to >= 0) marks.edges.push_back({{from}, {to}, MarkStyle::kMissing, tag + " " + what, error});
+    };
+    auto exitOf = [&](int32_t e) { return e < 0 ? -1 : exitOfRank(g, g.events[static_cast<size_t>(e)].rank); };
     switch (f.kind) {
       case verify::FindingKind::kRace:
         // The earlier access, then the later one: the ordering that would make it safe.
-        if (siteEvents.size() >= 2 && siteEvents[0] >= 0 && siteEvents[1] >= 0)
-          marks.edges.push_back({{siteEvents[0]}, {siteEvents[1]}, MarkStyle::kMissing, tag + " missing ordering", error});
+        if (siteEvents.size() >= 2) missing(siteEvents[0], siteEvents[1], "missing ordering");
         break;
       case verify::FindingKind::kMissingJoin:
-        if (!siteEvents.empty() && siteEvents[0] >= 0) {
-          int32_t exit = exitOfRank(g, g.events[static_cast<size_t>(siteEvents[0])].rank);
-          if (exit >= 0) marks.edges.push_back({{siteEvents[0]}, {exit}, MarkStyle::kMissing, tag + " missing join", error});
-        }
+        missing(site("unjoined"), exitOf(site("unjoined")), "missing join");
         break;
       case verify::FindingKind::kUnsafeReuse:
-        // sites: the free, then the use that must complete before it.
-        if (siteEvents.size() >= 2 && siteEvents[0] >= 0 && siteEvents[1] >= 0)
-          marks.edges.push_back(
-              {{siteEvents[1]}, {siteEvents[0]}, MarkStyle::kMissing, tag + " must finish before the free", error});
+        // Either a use that must finish before the free, or one that must start after the allocation.
+        missing(site("use"), site("free"), "must finish before the free");
+        missing(site("allocate"), site("use"), "must start after the allocation");
+        break;
+      case verify::FindingKind::kMissingWait: {
+        int32_t use = site("read") >= 0 ? site("read") : site("write") >= 0 ? site("write") : site("free");
+        missing(site("communication"), use, "needs a Wait before this");
+        break;
+      }
+      case verify::FindingKind::kWaitOnWrongStream: {
+        int32_t use = site("read") >= 0 ? site("read") : site("write") >= 0 ? site("write") : site("free");
+        missing(site("wait"), use, "not ordered after the Wait");
+        break;
+      }
+      case verify::FindingKind::kUnwaitedCommunication:
+        missing(site("communication"), exitOf(site("communication")), "still running at exit");
         break;
       case verify::FindingKind::kDeadlock: {
         sem::HappensBefore hb(g, /*communicatorOrder=*/true);

@@ -37,6 +37,8 @@ EdgeStyle edgeStyle(sem::EdgeKind k) {
       return {"#1f77b4", "solid", 1.6, "Synchronize"};
     case sem::EdgeKind::kWait:
       return {"#8e44ad", "solid", 1.6, "Wait"};
+    case sem::EdgeKind::kPost:
+      return {"#7f7f7f", "dashed", 1.2, "posted after"};
     case sem::EdgeKind::kCommOrder:
       return {"#e07b00", "dotted", 1.2, "communicator order"};
   }
@@ -74,6 +76,8 @@ std::string eventTitle(const sem::Event& e) {
       return "program exit";
     case sem::EventKind::kFree:
       return e.stmt ? "free (" + sem::stmtSummary(*e.stmt) + ")" : "free";
+    case sem::EventKind::kAlloc:
+      return e.stmt ? "allocate (" + sem::stmtSummary(*e.stmt) + ")" : "allocate";
     default:
       break;
   }
@@ -134,7 +138,7 @@ class GraphWriter {
   void stream(const sem::StreamInfo& s) {
     os_ << "    subgraph cluster_stream" << s.id << " {\n"
         << "      label=" << dotQuote(s.name) << "; fontsize=9; style=\"filled,rounded\"; fillcolor=\""
-        << (s.isDefault ? "#f4f6f9" : "#fafafa") << "\"; color=\"#d5d8dd\";\n";
+        << (s.isDefault() ? "#f4f6f9" : s.isCommunicator() ? "#fff6ec" : "#fafafa") << "\"; color=\"#d5d8dd\";\n";
     // Kept events in FIFO order; a run of left-out events becomes one "..." node.
     int32_t skipped = 0;
     std::string prev;

@@ -37,6 +37,10 @@ std::string timelinePictureToDot(const TimelinePicture& p) {
      << "  node [shape=box, style=filled, fixedsize=true, label=\"\", margin=0, penwidth=0.6, fontname=\"" << kFont
      << "\", fontsize=8];\n"
      << "  edge [arrowsize=0.45, penwidth=0.75];\n";
+  // The page: an invisible node as large as the picture, so that the rendered size is the
+  // layout's, margins included.
+  os << "  page [style=invis, pos=" << pos(p.width / 2, p.height / 2, p.height) << ", width=" << inches(p.width)
+     << ", height=" << inches(p.height) << "];\n";
   int n = 0;
   for (const PlacedBox& b : p.boxes) {
     DotAttrs a;

@@ -41,7 +41,9 @@ void drawLegend(Canvas& c, const std::vector<Timeline>& timelines, double margin
     advance(20 + name(x + 20, label) + 12);
   };
 
-  c.text(x, x + 50, kFont, "legend:").bold = true;
+  PlacedText& head = c.text(x, x + 50, kFont, "legend:");
+  head.bold = true;
+  head.y1 = c.cursorY + 15;
   advance(50);
   for (TimelineOpKind k : kinds) {
     if (isMarkerKind(k)) {

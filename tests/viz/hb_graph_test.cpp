@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -62,7 +63,14 @@ void expectGolden(const std::string& name, const std::string& dot) {
   }
   std::string expected = slurp(path);
   ASSERT_FALSE(expected.empty()) << "missing golden " << path << " (run with BRAID_UPDATE_GOLDEN=1)";
-  EXPECT_EQ(dot, expected) << "golden " << path << " differs; if intended, regenerate with BRAID_UPDATE_GOLDEN=1";
+  if (dot == expected) return;
+  // Name the first differing line rather than printing both graphs.
+  std::istringstream a(dot), b(expected);
+  std::string la, lb;
+  int line = 1;
+  while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+  ADD_FAILURE() << "golden " << path << " differs at line " << line << ":\n  got:      " << la
+                << "\n  expected: " << lb << "\nif intended, regenerate with BRAID_UPDATE_GOLDEN=1 and read the diff";
 }
 
 // The finding edges of a DOT text: "from -> to" pairs of event ids, by class.
@@ -85,9 +93,10 @@ TEST(HappensBeforeGraph, RaceDrawsTheMissingOrderingBetweenItsAccesses) {
   ASSERT_TRUE(p.result.has(verify::FindingKind::kRace));
   std::string dot = happensBeforeDot(p.graph, &p.result, titled("race_no_initial_sync"));
   const verify::Finding& race = p.result.findings[0];
+  ASSERT_EQ(race.kind, verify::FindingKind::kRace);
   auto missing = findingEdges(dot, "missing");
-  ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(missing[0], std::make_pair(race.sites[0].event, race.sites[1].event));
+  EXPECT_NE(std::find(missing.begin(), missing.end(), std::make_pair(race.sites[0].event, race.sites[1].event)),
+            missing.end());
   EXPECT_NE(dot.find("#1 write"), std::string::npos);
   EXPECT_NE(dot.find("#1 read"), std::string::npos);
   expectGolden("race_no_initial_sync", dot);
@@ -98,8 +107,9 @@ TEST(HappensBeforeGraph, MissingJoinPointsAtTheExit) {
   ASSERT_TRUE(p.result.has(verify::FindingKind::kMissingJoin));
   std::string dot = happensBeforeDot(p.graph, &p.result, titled("missing_join"));
   auto missing = findingEdges(dot, "missing");
-  ASSERT_FALSE(missing.empty());
-  for (auto [from, to] : missing) EXPECT_EQ(p.graph.events[size_t(to)].kind, sem::EventKind::kExit);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(p.graph.events[size_t(missing[0].second)].kind, sem::EventKind::kExit);
+  EXPECT_NE(dot.find("missing join"), std::string::npos);
   expectGolden("missing_join", dot);
 }
 
@@ -108,9 +118,13 @@ TEST(HappensBeforeGraph, UnsafeReuseLinksTheUseToTheFree) {
   ASSERT_TRUE(p.result.has(verify::FindingKind::kUnsafeReuse));
   std::string dot = happensBeforeDot(p.graph, &p.result, titled("free_before_join"));
   auto missing = findingEdges(dot, "missing");
-  ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(p.graph.events[size_t(missing[0].second)].kind, sem::EventKind::kFree);
+  ASSERT_FALSE(missing.empty());
+  for (auto [use, free] : missing) {
+    EXPECT_FALSE(p.graph.events[size_t(use)].isMarker());
+    EXPECT_EQ(p.graph.events[size_t(free)].kind, sem::EventKind::kFree);
+  }
   EXPECT_NE(dot.find("#1 free"), std::string::npos);
+  EXPECT_NE(dot.find("must finish before the free"), std::string::npos);
   expectGolden("free_before_join", dot);
 }
 
@@ -119,15 +133,17 @@ TEST(HappensBeforeGraph, DeadlockDrawsItsWaitForCycle) {
   ASSERT_TRUE(p.result.has(verify::FindingKind::kDeadlock));
   std::string dot = happensBeforeDot(p.graph, &p.result, titled("collective_order_deadlock"));
   auto cycle = findingEdges(dot, "path");
-  // Both ranks' two collectives, each waiting for the previous: a closed cycle of 4 edges.
-  ASSERT_EQ(cycle.size(), 4u);
+  // A closed cycle through both ranks' two collectives (and the Waits that post the next one).
+  ASSERT_GE(cycle.size(), 4u);
   std::set<int> nodes;
+  int collectives = 0;
   for (size_t i = 0; i < cycle.size(); ++i) {
     EXPECT_EQ(cycle[i].second, cycle[(i + 1) % cycle.size()].first);
     nodes.insert(cycle[i].first);
+    collectives += p.graph.events[size_t(cycle[i].first)].kind == sem::EventKind::kCollective;
   }
-  EXPECT_EQ(nodes.size(), 4u);
-  for (int e : nodes) EXPECT_EQ(p.graph.events[size_t(e)].kind, sem::EventKind::kCollective);
+  EXPECT_EQ(nodes.size(), cycle.size());
+  EXPECT_EQ(collectives, 4);
   EXPECT_NE(dot.find("all members start first"), std::string::npos);  // the rendezvous steps say so
   expectGolden("collective_order_deadlock", dot);
 }
@@ -169,7 +185,9 @@ TEST(HappensBeforeGraph, WithoutFindingsALargeGraphShowsTheFirstEventsOfOneRank)
   GraphSummary s;
   std::string dot = happensBeforeDot(p.graph, nullptr, o, &s);
   EXPECT_EQ(s.drawnEvents, 4);
-  EXPECT_NE(s.notes[0].find("first 4 of 12 events, on rank 0"), std::string::npos);
+  EXPECT_NE(s.notes[0].find("first 4 of " + std::to_string(p.graph.events.size()) + " events, on rank 0"),
+            std::string::npos)
+      << s.notes[0];
   EXPECT_EQ(dot.find("cluster_rank1"), std::string::npos);
   EXPECT_NE(dot.find("Happens-before graph"), std::string::npos);
   o.ranks = {1};
@@ -191,7 +209,8 @@ TEST(HappensBeforeGraph, RendersToSvgWithTheFindingsHighlighted) {
   testing::SvgDoc svg = testing::parseSvg(slurp(path));
   ASSERT_TRUE(svg.wellFormed) << svg.error;
   EXPECT_EQ(svg.withClass("event").size(), p.graph.events.size());
-  EXPECT_EQ(svg.withClass("finding").size(), 4u + 4u);  // the cycle's 4 events and 4 edges
+  // The cycle's events and its edges, one each per step.
+  EXPECT_EQ(svg.withClass("finding").size(), 2 * p.result.findings[0].sites.size());
 }
 
 }  // namespace

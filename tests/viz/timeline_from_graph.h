@@ -90,10 +90,15 @@ inline Timeline timelineFromGraph(const sem::EventGraph& g, const std::string& p
   t.machine = "test rates";
   t.ranks = g.numRanks;
   for (const sem::StreamInfo& s : g.streams)
-    t.streams.push_back({s.id, s.rank, s.isDefault ? TimelineStreamKind::kDefault : TimelineStreamKind::kWorker, s.name});
+    t.streams.push_back({s.id, s.rank,
+                         s.isDefault()        ? TimelineStreamKind::kDefault
+                         : s.isCommunicator() ? TimelineStreamKind::kCommunicator
+                                              : TimelineStreamKind::kWorker,
+                         s.name});
   std::map<int32_t, int32_t> opOf;
   for (const sem::Event& e : g.events) {
-    if (e.kind == sem::EventKind::kEntry || e.kind == sem::EventKind::kExit || e.kind == sem::EventKind::kFree)
+    if (e.kind == sem::EventKind::kEntry || e.kind == sem::EventKind::kExit || e.kind == sem::EventKind::kFree ||
+        e.kind == sem::EventKind::kAlloc)
       continue;
     TimelineOp op;
     op.id = static_cast<int32_t>(t.ops.size());
@@ -124,11 +129,19 @@ inline Timeline timelineFromGraph(const sem::EventGraph& g, const std::string& p
     }
   }
   for (const sem::Edge& e : g.edges) {
-    if (e.kind != sem::EdgeKind::kSync && e.kind != sem::EdgeKind::kWait) continue;
+    TimelineEdgeKind kind;
+    if (e.kind == sem::EdgeKind::kSync) {
+      kind = TimelineEdgeKind::kSync;
+    } else if (e.kind == sem::EdgeKind::kWait) {
+      kind = TimelineEdgeKind::kWait;
+    } else if (e.kind == sem::EdgeKind::kPost) {
+      kind = TimelineEdgeKind::kPost;
+    } else {
+      continue;
+    }
     int32_t from = opOf.count(e.from) ? opOf[e.from] : standIn.count(e.from) ? standIn[e.from] : -1;
     if (from < 0 || !opOf.count(e.to)) continue;
-    t.edges.push_back(
-        {from, opOf[e.to], e.kind == sem::EdgeKind::kSync ? TimelineEdgeKind::kSync : TimelineEdgeKind::kWait});
+    t.edges.push_back({from, opOf[e.to], kind});
   }
   for (const sem::CollectiveGroup& grp : g.groups)
     for (size_t i = 1; i < grp.members.size(); ++i)

@@ -103,8 +103,8 @@ TEST(TimelineRender, SvgOfARealWorkloadHasItsLanesAndBoxesInOrder) {
   ASSERT_TRUE(svg.wellFormed) << svg.error;
   EXPECT_EQ(svg.rootName, "svg");
   TimelinePicture p = layoutTimelines({t}, o);
-  // Every stream with an op is a lane: 4 ranks x (default + 4 workers).
-  EXPECT_EQ(p.panels[0].lanes.size(), 20u);
+  // Every stream with an op is a lane: 4 ranks x (default + 4 workers + the communicator).
+  EXPECT_EQ(p.panels[0].lanes.size(), 24u);
   expectLanesAndOrder(svg, t, p.panels[0], 0);
   // Every op of the timeline is a box (nothing here is thin enough to merge).
   EXPECT_EQ(svg.withClass("op").size(), t.ops.size());
@@ -150,9 +150,9 @@ TEST(TimelineRender, PngIsAWholePngOfThePictureSize) {
   testing::PngInfo png = testing::checkPng(render({t, u}, o, "ag_matmul_ab.png"));
   ASSERT_TRUE(png.wellFormed) << png.error;
   TimelinePicture p = layoutTimelines({t, u}, o);
-  // Graphviz renders PNG at 96 dpi, with a small pad.
-  EXPECT_NEAR(png.width, p.width * 96 / 72, 40);
-  EXPECT_NEAR(png.height, p.height * 96 / 72, 40);
+  // Graphviz renders PNG at 96 dpi, with a pad of 0.1 inch on each side.
+  EXPECT_NEAR(png.width, (p.width + 14.4) * 96 / 72, 3);
+  EXPECT_NEAR(png.height, (p.height + 14.4) * 96 / 72, 3);
 }
 
 TEST(TimelineRender, DotNeedsNoGraphviz) {
