@@ -159,6 +159,28 @@ TEST(HappensBeforeGraph, LostParallelismDrawsTheSerializingChain) {
   expectGolden("stream_set_serialized", dot);
 }
 
+// ag_matmul lowered for 2 ranks and 2 streams, with its Wait deleted: the matmul reads the
+// allgather's output (and the Deallocate frees it) while it may still run.
+TEST(HappensBeforeGraph, MissingWaitLinksTheCommunicationToItsUse) {
+  Program p = verified("tests/viz/data/ag_matmul_no_wait.hir", {}, 2, 2);
+  ASSERT_TRUE(p.result.has(verify::FindingKind::kMissingWait));
+  ASSERT_TRUE(p.result.has(verify::FindingKind::kUnwaitedCommunication));
+  std::string dot = happensBeforeDot(p.graph, &p.result, titled("ag_matmul_no_wait"));
+  int needsWait = 0, atExit = 0;
+  for (auto [from, to] : findingEdges(dot, "missing")) {
+    EXPECT_EQ(p.graph.events[size_t(from)].kind, sem::EventKind::kCollective);
+    const sem::Event& use = p.graph.events[size_t(to)];
+    needsWait += use.kind == sem::EventKind::kCompute || use.kind == sem::EventKind::kFree;
+    atExit += use.kind == sem::EventKind::kExit;
+  }
+  EXPECT_EQ(needsWait, 2);  // the matmul's read and the Deallocate
+  EXPECT_EQ(atExit, 1);
+  EXPECT_NE(dot.find("needs a Wait before this"), std::string::npos);
+  EXPECT_NE(dot.find("still running at exit"), std::string::npos);
+  // The communicator's stream is a cluster of its own.
+  EXPECT_NE(dot.find("label=\"NCCL team (0 1)\""), std::string::npos);
+}
+
 TEST(HappensBeforeGraph, LargeGraphsAreCutToTheFindingsNeighbourhood) {
   Program p = verified("tests/verify/data/race_no_initial_sync.hir", {{"i0", 64}, {"i2", 4}}, 1, 2);
   GraphDrawOptions o = titled("cut");
