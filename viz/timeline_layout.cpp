@@ -148,6 +148,8 @@ class Builder : private Canvas {
 
   void panel(size_t index) {
     const Timeline& t = ts_[index];
+    notLastInRun_.clear();
+    notFirstInRun_.clear();
     TimelinePanel panel;
     panel.label = ts_.size() > 1 ? "[" + std::to_string(index + 1) + "] " + label(index) : label(index);
     panel.overlap = overlapOf(t);
@@ -234,7 +236,9 @@ class Builder : private Canvas {
     for (size_t i = 0; i < groups.size(); ++i)
       if (!detailed[i]) summarized.insert(summarized.end(), groups[i].ranks.begin(), groups[i].ranks.end());
     std::sort(summarized.begin(), summarized.end());
-    panel.notes.push_back("ranks " + rankListStr(summarized) + " are drawn as one summary row each (more than " +
+    bool one = summarized.size() == 1;
+    panel.notes.push_back(std::string(one ? "rank " : "ranks ") + rankListStr(summarized) +
+                          (one ? " is drawn as a summary row" : " are drawn as one summary row each") + " (more than " +
                           std::to_string(limit) + " different ranks; choose ranks to draw in full with --rank)");
     return detailed;
   }
@@ -418,6 +422,8 @@ class Builder : private Canvas {
     std::map<TimelineOpKind, std::pair<double, int>> byKind;  // total duration, count
     std::map<std::string, int> names;
     for (size_t k = i; k <= j; ++k) {
+      if (k != j) notLastInRun_.insert(ops[k]->id);
+      if (k != i) notFirstInRun_.insert(ops[k]->id);
       auto& e = byKind[ops[k]->kind];
       e.first += ops[k]->durationUs();
       e.second += 1;
@@ -429,7 +435,8 @@ class Builder : private Canvas {
       if (e > byKind[dominant]) dominant = k;
     double x0 = X(ops[i]->startUs);
     double x1 = std::max(X(ops[j]->endUs), x0 + o_.minBoxPt);
-    std::string fill = std::string(opKindColor(dominant)) + "99";
+    // A run of only Synchronize / Wait ticks is light: it stands for no work.
+    std::string fill = isMarkerKind(dominant) ? "#c9c9c9" : std::string(opKindColor(dominant)) + "99";
     PlacedBox& b = box(ShapeRole::kRun, x0, y0, x1, y1, fill);
     b.stroke = "#333333";
     b.dashed = true;
@@ -471,19 +478,49 @@ class Builder : private Canvas {
       found.push_back(arrow);
     }
     size_t before = found.size();
-    if (found.size() > static_cast<size_t>(o_.maxArrows))
-      found.erase(std::remove_if(found.begin(), found.end(),
-                                 [](const PlacedArrow& a) { return a.kind == TimelineEdgeKind::kPost; }),
-                  found.end());
-    if (found.size() > static_cast<size_t>(o_.maxArrows)) {
-      std::stable_sort(found.begin(), found.end(), [](const PlacedArrow& a, const PlacedArrow& b) { return a.x1 < b.x1; });
-      found.resize(static_cast<size_t>(std::max(0, o_.maxArrows)));
+    auto dropIf = [&](auto pred) { found.erase(std::remove_if(found.begin(), found.end(), pred), found.end()); };
+    // An arrow from inside a dense run, or into it, points at nothing one can see; one from the
+    // run's last op leaves from its right edge, one to its first op arrives at its left edge.
+    dropIf([&](const PlacedArrow& a) { return notLastInRun_.count(a.from) || notFirstInRun_.count(a.to); });
+    size_t intoRuns = before - found.size();
+    const size_t cap = static_cast<size_t>(std::max(0, o_.maxArrows));
+    if (found.size() > cap) dropIf([](const PlacedArrow& a) { return a.kind == TimelineEdgeKind::kPost; });
+    // Still too many: the arrows of the first rank groups only (whole groups), so that what is
+    // drawn is complete where it is drawn.
+    std::string groupsKept;
+    if (found.size() > cap) {
+      std::map<int64_t, size_t> perRank;
+      for (const PlacedArrow& a : found) ++perRank[t.ops[static_cast<size_t>(a.to)].rank];
+      std::vector<int64_t> keep;
+      size_t total = 0;
+      for (const PlacedLane& lane : panel.lanes) {
+        if (!keep.empty() && keep.back() == lane.rank) continue;
+        if (total + perRank[lane.rank] > cap) break;
+        total += perRank[lane.rank];
+        keep.push_back(lane.rank);
+      }
+      dropIf([&](const PlacedArrow& a) {
+        return std::find(keep.begin(), keep.end(), t.ops[static_cast<size_t>(a.to)].rank) == keep.end();
+      });
+      std::vector<int64_t> shown;
+      for (const PlacedLane& lane : panel.lanes)
+        if (std::find(keep.begin(), keep.end(), lane.rank) != keep.end() &&
+            (shown.empty() || shown.back() != lane.ranks.back()))
+          shown.insert(shown.end(), lane.ranks.begin(), lane.ranks.end());
+      std::sort(shown.begin(), shown.end());
+      shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+      groupsKept = shown.empty() ? "none" : "ranks " + rankListStr(shown) + " only";
     }
     panel.arrowsDropped = static_cast<int64_t>(before - found.size());
-    if (panel.arrowsDropped > 0)
+    if (panel.arrowsDropped > 0) {
+      std::string why;
+      if (intoRuns > 0) why = std::to_string(intoRuns) + " lead into dense runs";
+      if (before - intoRuns > found.size())
+        why += std::string(why.empty() ? "" : "; ") + "at most " + std::to_string(cap) +
+               " are drawn, post arrows dropped first" + (groupsKept.empty() ? "" : ", then drawn for " + groupsKept);
       panel.notes.push_back(std::to_string(panel.arrowsDropped) + " of " + std::to_string(before) +
-                            " ordering arrows not drawn (at most " + std::to_string(o_.maxArrows) +
-                            "; post arrows are dropped first)");
+                            " ordering arrows not drawn (" + why + ")");
+    }
     picture.arrows.insert(picture.arrows.end(), found.begin(), found.end());
   }
 
@@ -542,6 +579,8 @@ class Builder : private Canvas {
   double maxUs_ = 0;
   double plotX0_ = 0, plotX1_ = 0;
   TimeAxis axis_;
+  // Ops of the current panel inside a dense run, except its last / first one.
+  std::set<int32_t> notLastInRun_, notFirstInRun_;
 };
 
 }  // namespace

@@ -166,29 +166,79 @@ TEST(TimelineLayout, ThinOpsWidenedAndDenseRunsMerged) {
     if (b.role == ShapeRole::kOp || b.role == ShapeRole::kRun) EXPECT_GE(b.x1 - b.x0, o.minBoxPt - 1e-9) << b.id;
 }
 
-TEST(TimelineLayout, ArrowsCappedPostFirst) {
+int64_t drawnArrows(const TimelinePicture& p, TimelineEdgeKind* only = nullptr) {
+  int64_t n = 0;
+  for (const PlacedArrow& a : p.arrows) n += a.from >= 0 && (!only || a.kind == *only);  // from < 0: legend
+  return n;
+}
+
+bool noted(const TimelinePanel& p, const std::string& text) {
+  for (const auto& n : p.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(TimelineLayout, ArrowsCappedPostFirstThenByRankGroup) {
   testing::SyntheticSpec spec;
-  spec.ranks = 1;
+  spec.ranks = 2;
+  spec.skewFrom = 1;  // two different ranks: two groups
+  spec.smallOps = 0;  // no dense runs
   Timeline t = testing::syntheticTimeline(spec);
   TimelineDrawOptions o;
   TimelinePicture full = layoutTimelines({t}, o);
-  int64_t drawn = 0, post = 0;
-  for (const PlacedArrow& a : full.arrows) {
-    drawn += a.from >= 0;
-    post += a.from >= 0 && a.kind == TimelineEdgeKind::kPost;
-  }
+  TimelineEdgeKind post = TimelineEdgeKind::kPost;
+  int64_t all = drawnArrows(full), posts = drawnArrows(full, &post);
   EXPECT_EQ(full.panels[0].arrowsDropped, 0);
-  ASSERT_GT(post, 0);
-  o.maxArrows = static_cast<int>(drawn - post);
+  ASSERT_GT(posts, 0);
+  EXPECT_EQ(all, static_cast<int64_t>(t.edges.size()));
+
+  o.maxArrows = static_cast<int>(all - posts);
   TimelinePicture capped = layoutTimelines({t}, o);
-  EXPECT_EQ(capped.panels[0].arrowsDropped, post);
-  for (const PlacedArrow& a : capped.arrows) EXPECT_NE(a.kind, TimelineEdgeKind::kPost);
-  o.maxArrows = 3;
-  TimelinePicture few = layoutTimelines({t}, o);
-  EXPECT_EQ(few.panels[0].arrowsDropped, drawn - 3);
-  bool said = false;
-  for (const auto& n : few.panels[0].notes) said |= n.find("ordering arrows not drawn") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_EQ(capped.panels[0].arrowsDropped, posts);
+  EXPECT_EQ(drawnArrows(capped, &post), 0);
+
+  o.maxArrows = static_cast<int>((all - posts) / 2);  // room for one rank's arrows
+  TimelinePicture half = layoutTimelines({t}, o);
+  EXPECT_EQ(drawnArrows(half), (all - posts) / 2);
+  for (const PlacedArrow& a : half.arrows)
+    if (a.from >= 0) EXPECT_EQ(t.ops[size_t(a.to)].rank, 0);
+  EXPECT_TRUE(noted(half.panels[0], "then drawn for ranks 0 only")) << half.panels[0].notes.back();
+}
+
+TEST(TimelineLayout, ArrowsIntoTheMiddleOfDenseRunsAreLeftOut) {
+  testing::SyntheticSpec spec;  // the matmul's trailing small ops merge into runs; syncs leave from them
+  spec.ranks = 1;
+  Timeline t = testing::syntheticTimeline(spec);
+  // Iteration 0 is: allgather, Wait, matmul, 6 small ops (a run), Synchronize. An ordering from the
+  // second small op cannot be drawn.
+  ASSERT_EQ(t.ops[9].kind, TimelineOpKind::kSync);
+  t.edges.push_back({4, 9, TimelineEdgeKind::kSync});
+  TimelinePicture p = layoutTimelines({t}, {});
+  ASSERT_GT(p.panels[0].denseRuns, 0);
+  // Ops drawn only inside runs, and each run's first and last op (by start time on its lane).
+  std::set<int32_t> merged, firsts, lasts;
+  for (const PlacedLane& lane : p.panels[0].lanes)
+    for (int32_t id : lane.ops) merged.insert(id);
+  for (const PlacedBox& b : p.boxes)
+    if (b.role == ShapeRole::kOp || b.role == ShapeRole::kMarker) merged.erase(std::stoi(b.id.substr(b.id.find("op") + 2)));
+  ASSERT_FALSE(merged.empty());
+  for (const PlacedLane& lane : p.panels[0].lanes)
+    for (size_t k = 0; k < lane.ops.size(); ++k) {
+      bool in = merged.count(lane.ops[k]);
+      if (in && (k == 0 || !merged.count(lane.ops[k - 1]))) firsts.insert(lane.ops[k]);
+      if (in && (k + 1 == lane.ops.size() || !merged.count(lane.ops[k + 1]))) lasts.insert(lane.ops[k]);
+    }
+  int64_t fromRunEnds = 0;
+  for (const PlacedArrow& a : p.arrows) {
+    if (a.from < 0) continue;
+    EXPECT_TRUE(!merged.count(a.from) || lasts.count(a.from)) << a.from;
+    EXPECT_TRUE(!merged.count(a.to) || firsts.count(a.to)) << a.to;
+    fromRunEnds += lasts.count(a.from) > 0;
+  }
+  EXPECT_GT(fromRunEnds, 0);  // the Synchronize after each iteration's last small op
+  EXPECT_EQ(p.panels[0].arrowsDropped, 1);
+  EXPECT_TRUE(noted(p.panels[0], "1 of " + std::to_string(t.edges.size()) + " ordering arrows not drawn (1 lead into dense runs)"))
+      << p.panels[0].notes.back();
 }
 
 bool intersects(const PlacedText& a, const PlacedText& b) {
