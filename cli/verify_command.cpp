@@ -4,7 +4,8 @@
 // the bounded checker confirms. --mode auto (the default) picks parametric when symbols stay
 // unbound, bounded otherwise. Exit 0 correct / proven, 1 a bug was found, 2 bad input,
 // 4 inconclusive (parametric: unknown, timeout, unsupported construct, unconfirmed candidate).
-// Warnings and notes alone do not fail. `--rank-program R=FILE` gives a rank its own program
+// `--dot FILE` draws the findings over the happens-before graph (viz/hb_graph.h). Warnings and
+// notes alone do not fail. `--rank-program R=FILE` gives a rank its own program
 // (nvFuser prints one per device); the bounded checker runs them.
 #include <filesystem>
 #include <iostream>
@@ -19,6 +20,8 @@
 #include "ir/semantics/interpreter.h"
 #include "verify/checker.h"
 #include "verify/parametric/program_check.h"
+#include "viz/hb_graph.h"
+#include "viz/render.h"
 
 namespace braid::cli {
 namespace {
@@ -31,6 +34,7 @@ struct VerifyArgs {
   bool json = false;
   bool noWarnings = false;
   std::vector<std::string> rankPrograms;
+  std::string dot;
   std::string mode = "auto";
   int64_t maxStreams = 8;
   double timeout = 4;
@@ -66,6 +70,35 @@ HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
   return p;
 }
 
+// Draws `r` over the event graph the checker built (the same options build the same graph).
+void drawFindings(const HostProgram& p, const verify::VerifyOptions& vo, const verify::VerifyResult& r,
+                  const std::string& path) {
+  sem::SemanticsOptions so;
+  so.bindings = vo.bindings;
+  so.numRanks = vo.ranks;
+  so.numberOfStreams = vo.streams;
+  so.rankPrograms = vo.rankPrograms;
+  viz::GraphSummary drawn = viz::drawVerification(sem::buildEventGraph(p, so), r, {}, path);
+  std::cerr << "wrote " << path << " (" << drawn.drawnEvents << " of " << drawn.events << " events)\n";
+}
+
+// --dot after a parametric check: the picture of its first confirmed counterexample, at the
+// bindings the bounded checker confirmed it with.
+void drawParametric(const HostProgram& p, const verify::ParametricResult& r, const verify::VerifyOptions& base,
+                    const std::string& path) {
+  for (const verify::Witness& w : r.witnesses) {
+    if (!w.confirmed) continue;
+    verify::VerifyOptions vo = base;
+    vo.bindings = w.bindings;
+    vo.ranks = w.ranks;
+    if (auto it = w.bindings.find(kNumberOfStreams); it != w.bindings.end()) vo.streams = it->second;
+    drawFindings(p, vo, w.replay, path);
+    return;
+  }
+  std::cerr << "--dot: nothing drawn: parametric mode has no confirmed counterexample to show (bind every symbol "
+               "with --bind, or use --mode bounded, to draw the graph for given sizes)\n";
+}
+
 BRAID_REGISTER_COMMAND(Command{
     "verify",
     [](CLI::App& sub) -> std::function<int()> {
@@ -87,6 +120,9 @@ BRAID_REGISTER_COMMAND(Command{
                      "parametric: Z3's deterministic work limit per solver (rlimit; default none), for runs that "
                      "must give the same answer on every machine");
       sub.add_flag("--json", args->json, "print the findings as JSON");
+      sub.add_option("--dot", args->dot,
+                     "draw the findings over the happens-before graph: FILE.dot, .svg or .png (docs/VIZ.md); "
+                     "in parametric mode, of the confirmed counterexample");
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
       addRankProgramOption(sub, args->rankPrograms);
       addWorkloadFlags(sub, args->flags, verifyDefaults());
@@ -96,6 +132,7 @@ BRAID_REGISTER_COMMAND(Command{
         if (args->ranks < 0) throw Error("--ranks must be positive");
         if (args->maxStreams < 1) throw Error("--max-streams must be positive");
         if (args->timeout <= 0) throw Error("--timeout must be positive");
+        if (!args->dot.empty()) viz::pictureFormatOf(args->dot);  // a bad extension fails before the work
         auto mode = verify::parseVerifyMode(args->mode);
         if (!mode) throw Error("--mode must be auto, bounded or parametric, got '" + args->mode + "'");
         verify::CheckOptions o;
@@ -128,6 +165,7 @@ BRAID_REGISTER_COMMAND(Command{
               verify::verifyProgram(args->target.empty() ? *rp.byRank.begin()->second : p, o.bounded);
           r.program = (args->target.empty() ? "" : p.sourceName + " (other ranks), ") + rp.describe();
           std::cout << (args->json ? verify::formatJson(r) + "\n" : verify::formatReport(r));
+          if (!args->dot.empty()) drawFindings(args->target.empty() ? *rp.byRank.begin()->second : p, o.bounded, r, args->dot);
           return r.ok() ? 0 : 1;
         }
         bool workload = false;
@@ -150,6 +188,13 @@ BRAID_REGISTER_COMMAND(Command{
           std::cout << (c.bounded ? verify::formatJson(*c.bounded) : verify::formatParametricJson(*c.parametric)) << "\n";
         } else {
           std::cout << c.report;
+        }
+        if (!args->dot.empty()) {
+          if (c.bounded) {
+            drawFindings(p, o.bounded, *c.bounded, args->dot);
+          } else if (c.parametric) {
+            drawParametric(p, *c.parametric, o.bounded, args->dot);
+          }
         }
         return c.exitCode;
       };

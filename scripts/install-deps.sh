@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libz3-dev libgraphviz-dev
   libtorch-dev libgloo-dev
-  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libexpat1-dev
 )
 
 missing=()

@@ -1,2 +1,0 @@
-// Keeps this library non-empty until its first real source lands.
-namespace braid::viz_placeholder {}
