@@ -75,7 +75,7 @@ class CatalogProof : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CatalogProof, EveryLoweringIsProvenForAllStreamCounts) {
   int proven = 0;
-  for (auto protocol : {StreamProtocol::kSeparateSyncLoop, StreamProtocol::kInLoopSync})
+  for (auto protocol : {StreamProtocol::kSeparateSyncLoop, StreamProtocol::kInLoopSync, StreamProtocol::kPerIterationJoin})
     for (auto pipeline : {PipelineKind::kCollective, PipelineKind::kP2P})
       for (bool ring : {false, true})
         for (auto [d, s] : {std::pair<int64_t, int64_t>{2, 2}, {4, 3}}) {

@@ -24,7 +24,7 @@ void PrintTo(const MutantCase& c, std::ostream* os) { *os << configStr(c.workloa
 std::vector<MutantCase> mutantCases() {
   std::vector<MutantCase> out;
   for (const auto& name : catalogNames())
-    for (auto protocol : {StreamProtocol::kSeparateSyncLoop, StreamProtocol::kInLoopSync})
+    for (auto protocol : {StreamProtocol::kSeparateSyncLoop, StreamProtocol::kInLoopSync, StreamProtocol::kPerIterationJoin})
       for (auto pipeline : {PipelineKind::kCollective, PipelineKind::kP2P})
         for (bool ring : {false, true})
           out.push_back({name, Config{2, 2, protocol, StreamIndexing::kModulo, pipeline, ring}});
