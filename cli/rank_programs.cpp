@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
+#include "ir/verifier.h"
 
 namespace braid::cli {
 
@@ -23,6 +24,7 @@ void addRankProgramOption(CLI::App& sub, std::vector<std::string>& specs) {
 RankPrograms loadRankPrograms(const std::vector<std::string>& specs) {
   RankPrograms rp;
   auto add = [&](int64_t rank, HostProgram p, const std::string& spec) {
+    verifyWellFormed(p);
     if (rp.byRank.count(rank)) throw Error("--rank-program: rank " + std::to_string(rank) + " is given twice ('" + spec + "')");
     rp.owned.push_back(std::make_unique<HostProgram>(std::move(p)));
     rp.byRank[rank] = rp.owned.back().get();

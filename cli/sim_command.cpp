@@ -13,6 +13,7 @@
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
 #include "ir/timeline.h"
+#include "ir/verifier.h"
 #include "passes/lower.h"
 #include "catalog/workload.h"
 #include "sim/report.h"
@@ -159,7 +160,7 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
 }
 
 std::optional<HostProgram> parseTarget(const SimArgs& a) {
-  if (std::filesystem::exists(a.target)) return parseHostProgramFile(a.target);
+  if (std::filesystem::exists(a.target)) return parseWellFormedHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
     for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;

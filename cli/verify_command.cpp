@@ -16,6 +16,7 @@
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
 #include "ir/scalar_parser.h"
+#include "ir/verifier.h"
 #include "passes/lower.h"
 #include "ir/semantics/interpreter.h"
 #include "verify/checker.h"
@@ -52,7 +53,7 @@ WorkloadParams verifyDefaults() {
 
 HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
   *workload = false;
-  if (std::filesystem::exists(a.target)) return parseHostProgramFile(a.target);
+  if (std::filesystem::exists(a.target)) return parseWellFormedHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
     for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;

@@ -342,7 +342,6 @@ class Parser {
       ts_.next();
       auto e = std::make_unique<EndCoalescing>();
       e->id = integer("the id of EndCoalescing");
-      comm_ids_.insert(e->id);
       s = std::move(e);
     } else if (w == "Communication") {
       s = communication();
@@ -430,13 +429,10 @@ class Parser {
     if (!(t.is("Communication") || t.is("P2PCommunication") || t.is("EndCoalescing") || t.is("CollectivePermute")))
       ts_.failExpected("'Communication' after 'Wait'");
     ts_.next();
-    const Token& id_tok = ts_.peek();
     auto w = std::make_unique<Wait>();
+    // Which statement the id names is the verifier's question (ir/verifier.h): a Wait may come
+    // before its communication in a loop body, and `braid print` prints whatever parses.
     w->id = integer("the id of the communication to wait for");
-    if (!comm_ids_.count(w->id))
-      ts_.fail(id_tok, "Wait for communication " + std::to_string(w->id) +
-                           ", which no Communication, CollectivePermute, P2PCommunication or EndCoalescing before "
-                           "it defines");
     if (paren) ts_.expect(")", "after 'Wait(Communication N'");
     return w;
   }
@@ -502,7 +498,6 @@ class Parser {
       ts_.fail(ts_.peek(), "Communication " + std::to_string(c->id) + " needs both 'input=' and 'output='");
     // nvFuser leaves red_op out of its dumps; reductions default to a sum, as in its lowering.
     if (!has_red_op && isReducing(c->type)) c->redOp = ReductionOpType::kAdd;
-    comm_ids_.insert(c->id);
     return c;
   }
 
@@ -535,7 +530,6 @@ class Parser {
     });
     if (!has_type || !has_buffer || !has_peer)
       ts_.fail(ts_.peek(), "P2PCommunication " + std::to_string(c->id) + " needs 'type=', 'buffer=' and 'peer='");
-    comm_ids_.insert(c->id);
     return c;
   }
 
@@ -570,7 +564,6 @@ class Parser {
     if (!has_send || !has_recv || !has_in || !has_out)
       ts_.fail(ts_.peek(), "CollectivePermute " + std::to_string(c->id) +
                                " needs 'send_peer=', 'recv_peer=', 'input=' and 'output='");
-    comm_ids_.insert(c->id);
     return c;
   }
 
@@ -1502,7 +1495,6 @@ class Parser {
   TokenStream ts_;
   HostProgram prog_;
   FusionScope main_;
-  std::set<int> comm_ids_;
   const Token* truncated_in_ = nullptr;  // the innermost FOR / IF / ELSE whose body the file ends in
 };
 

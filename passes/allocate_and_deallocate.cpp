@@ -142,6 +142,9 @@ class AllocateAndDeallocate : public Pass {
       scope->insert(scope->begin() + static_cast<long>(first), std::move(a));
       changed = true;
     }
+    // What the verifier may check from here on (ir/verifier.h).
+    ctx.allocationsPlaced = true;
+    ctx.deallocationsPlaced = ctx.options.deallocate;
     return changed;
   }
 };

@@ -62,6 +62,10 @@ struct LoweringContext {
   // ---- host half ----
   bool hasProgram = false;
   HostProgram program;
+  // Set by the allocation pass: from then on the verifier also checks that every tensor is
+  // defined before use and ALLOCATE / Deallocate come in pairs (WellFormednessOptions).
+  bool allocationsPlaced = false;
+  bool deallocationsPlaced = false;  // ... and with LoweringOptions::deallocate, Deallocates too
   std::map<const TensorView*, TensorView*> hostTensor;  // fusion tensor -> program tensor
   std::map<const TensorView*, AxisOrigin> origin;        // program tensor -> fusion axes
   std::map<const Expr*, const Expr*> originExpr;         // program Expr -> fusion Expr

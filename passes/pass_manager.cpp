@@ -2,11 +2,10 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <set>
-#include <sstream>
 
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
+#include "ir/verifier.h"
 #include "passes/fusion_utils.h"
 #include "passes/host_builder.h"
 
@@ -23,36 +22,12 @@ std::vector<std::string> PassManager::names() const {
   return n;
 }
 
-void checkWellFormed(const LoweringContext& ctx, const std::string& after_pass) {
+void verifyAfterPass(const LoweringContext& ctx, const std::string& pass) {
   if (!ctx.hasProgram) return;
-  const HostProgram& p = ctx.program;
-  auto fail = [&](const std::string& what) {
-    throw Error("internal lowering error after pass '" + after_pass + "': " + what);
-  };
-  std::set<const TensorView*> owned;
-  std::set<int> names;
-  for (const TensorView* tv : p.tensors().tensors()) {
-    owned.insert(tv);
-    if (!names.insert(tv->name()).second) fail("tensor name T" + std::to_string(tv->name()) + " is used twice");
-  }
-  std::set<int> ids;
-  std::set<int> waitable;
-  forEachStmt(p.body(), [&](const Stmt& s, int) {
-    for (const TensorView* t : stmtTensors(s))
-      if (t == nullptr || !owned.count(t)) fail(std::string(stmtKindName(s.kind())) + " names a tensor outside the program");
-    int id = -1;
-    if (s.is<Communication>()) id = s.as<Communication>()->id;
-    if (s.is<P2PCommunication>()) id = s.as<P2PCommunication>()->id;
-    if (s.is<EndCoalescing>()) id = s.as<EndCoalescing>()->id;
-    if (id >= 0) {
-      if (!ids.insert(id).second) fail("communication id " + std::to_string(id) + " is used twice");
-      waitable.insert(id);
-    }
-    if (s.is<Wait>() && !waitable.count(s.as<Wait>()->id))
-      fail("Wait names communication " + std::to_string(s.as<Wait>()->id) + ", which is not issued before it");
-  });
-  for (const auto& [id, unit] : p.hostUnits())
-    if (!unit.fusion) fail("HostUnit" + std::to_string(id) + " has no fusion");
+  WellFormednessOptions o;
+  o.allocationsPlaced = ctx.allocationsPlaced;
+  o.deallocationsPlaced = ctx.deallocationsPlaced;
+  verifyWellFormed(ctx.program, o, "internal lowering error after pass '" + pass + "'");
 }
 
 void PassManager::run(LoweringContext& ctx) {
@@ -60,7 +35,7 @@ void PassManager::run(LoweringContext& ctx) {
   size_t notes_seen = ctx.notes.size();
   for (const auto& pass : passes_) {
     bool changed = pass->run(ctx);
-    checkWellFormed(ctx, pass->name());
+    verifyAfterPass(ctx, pass->name());
     if (dump_) {
       out << "// ===== after pass " << pass->name() << (changed ? "" : " (no change)") << " =====\n";
       for (size_t i = notes_seen; i < ctx.notes.size(); ++i) out << "// " << ctx.notes[i] << "\n";

@@ -1,5 +1,5 @@
-// Runs lowering passes in order over one LoweringContext. After every pass it checks that the
-// host program (once it exists) is well formed, and with dumping on (BRAID_DUMP=passes or
+// Runs lowering passes in order over one LoweringContext. After every pass it runs the IR's
+// verifier on the host program (once it exists), and with dumping on (BRAID_DUMP=passes or
 // `braid lower --dump-passes`) prints the fusion or the host program after each pass.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 namespace braid {
 
-// Instrumentation called after every pass (and after the well-formedness check) with the pass's
+// Instrumentation called after every pass (and after the verifier) with the pass's
 // name, whether it changed anything and the context; e.g. `braid lower --verify-each` runs the
 // verifier from one. Passes never see hooks; a hook that throws stops the pipeline.
 using AfterPassHook = std::function<void(const std::string& pass, bool changed, const LoweringContext& ctx)>;
@@ -39,10 +39,10 @@ class PassManager {
   std::ostream* out_ = nullptr;
 };
 
-// Basic well-formedness of a lowered program: every tensor a statement names belongs to the
-// program, tensor names and communication ids are unique, every Wait names an earlier
-// communication or coalescing group. Throws Error naming the pass and the problem.
-void checkWellFormed(const LoweringContext& ctx, const std::string& after_pass);
+// The IR's verifier (ir/verifier.h) on the program a pass left, once there is one, with the
+// invariants of that stage (allocations once the allocation pass has placed them). Throws
+// WellFormednessError naming the pass and every problem with its statement.
+void verifyAfterPass(const LoweringContext& ctx, const std::string& pass);
 
 // The standard pipeline, in order.
 std::vector<std::unique_ptr<Pass>> standardPasses();

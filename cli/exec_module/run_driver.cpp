@@ -20,6 +20,7 @@
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
 #include "ir/semantics/interpreter.h"
+#include "ir/verifier.h"
 #include "passes/lower.h"
 #include "verify/checker.h"
 
@@ -117,7 +118,7 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
   if (cfg.streams) params.streams = *cfg.streams;
   params.lowering.streams = params.streams;
   if (isFile(cfg.target)) {
-    p.program = parseHostProgramFile(cfg.target);
+    p.program = parseWellFormedHostProgramFile(cfg.target);
     p.devices = sem::ranksFromProgram(p.program);
     p.streams = cfg.streams.value_or(4);
     p.label = cfg.target;
@@ -280,7 +281,7 @@ int runCommand(const RunConfig& cfg) {
   int64_t ranks = cfg.ranks;
   if (ranks == 0) {
     if (isFile(cfg.target)) {
-      ranks = sem::ranksFromProgram(parseHostProgramFile(cfg.target));
+      ranks = sem::ranksFromProgram(parseWellFormedHostProgramFile(cfg.target));
     } else {
       ranks = cfg.params.devices;
     }
@@ -308,7 +309,7 @@ int runCommand(const RunConfig& cfg) {
       if (cfg.streams) params.streams = *cfg.streams;
       makeWorkload(cfg.target, params);
     } else {
-      parseHostProgramFile(cfg.target);
+      parseWellFormedHostProgramFile(cfg.target);
     }
   }
   SpawnOptions so;

@@ -44,8 +44,6 @@ std::vector<BadInput> badInputs() {
        "inconsistent indentation"},
       {"left_of_body", H + "    StartCoalescing\n  StartCoalescing\n" + F, 3, 3, "left of the program body"},
       {"unknown_statement", H + "  Frobnicate 3\n" + F, 2, 3, "unknown statement 'Frobnicate'"},
-      {"wait_unknown", H + "  Wait Communication 9\n" + F, 2, 22, "Wait for communication 9"},
-      {"wait_before_definition", H + "  Wait(Communication 5)\n  EndCoalescing 5\n" + F, 2, 22, "Wait for communication 5"},
       {"team_list",
        H + "  Communication 41 (type=Allgather, team=(0 1 2 3 input=T0_g_float, output=T0_g_float, backend=NCCL)\n" + F, 2,
        51, "expected ')' after team list, found 'input'"},

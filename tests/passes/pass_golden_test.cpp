@@ -52,7 +52,7 @@ PassRun runUpTo(const PassCase& c, Fusion& f) {
     if (target) r.before = stateOf(ctx);
     size_t notes = ctx.notes.size();
     bool changed = pass->run(ctx);
-    checkWellFormed(ctx, pass->name());
+    verifyAfterPass(ctx, pass->name());
     if (!target) continue;
     found = true;
     r.changed = changed;
