@@ -1,4 +1,4 @@
-// Communication references and teams: every id a Wait can name is defined once, every Wait names
+// Communication references and teams: every id a Wait can name belongs to one statement, every Wait names
 // one (before it, or later in a loop that holds both: a pipeline waiting one iteration behind),
 // rooted collectives have a root, teams are non-empty sets of devices within their tensors' meshes.
 //
@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "ir/host_ir_text.h"
 #include "ir/verifier_internal.h"
 
 namespace braid::wellformed {
@@ -62,9 +63,11 @@ void checkCommunications(Context& c) {
     int id = 0;
     if (!isWaitable(*s, &id)) continue;
     auto [it, inserted] = waitable.emplace(id, s);
-    if (!inserted)
+    // A dump prints one IR node in each branch that posts it (one IF per team): the same
+    // statement twice is one communication; two different ones under one id are not.
+    if (!inserted && printStmt(c.program, *s) != printStmt(c.program, *it->second))
       c.report("communication", s,
-               std::string(stmtKindName(s->kind())) + " reuses id " + std::to_string(id) + " of the " +
+               std::string(stmtKindName(s->kind())) + " reuses id " + std::to_string(id) + " of the different " +
                    stmtKindName(it->second->kind()) + " at " + where(*it->second) +
                    ": a Wait for that id could not tell them apart");
   }

@@ -39,6 +39,8 @@ WellFormednessOptions placed(bool deallocations = true) {
 
 const std::string kComm = "(type=Allreduce, team=(0 1), input=T0_g_float[iS0{i0}, iS1{i2}], "
                           "output=T1_g_float[iS2{i0}, iS3{i2}], backend=NCCL)";
+const std::string kCommOther = "(type=Allreduce, team=(0 1), input=T1_g_float[iS2{i0}, iS3{i2}], "
+                               "output=T0_g_float[iS0{i0}, iS1{i2}], backend=NCCL)";
 const std::string kAlloc1 = "  T1_g_float[iS2{i0}, iS3{i2}] = ALLOCATE(mem_type=global, zero_init=false)\n";
 
 std::vector<Rule> rules() {
@@ -66,10 +68,10 @@ std::vector<Rule> rules() {
            kComm + "\n" + F,
        3, 3, "communication", "which the Communication at line 4 posts only later"},
       {"duplicate_id",
-       H + kAlloc1 + "  Communication 41 " + kComm + "\n  Communication 41 " + kComm + "\n  Wait Communication 41\n" + F,
-       H + kAlloc1 + "  Communication 41 " + kComm + "\n  Communication 42 " + kComm + "\n  Wait Communication 41\n" +
-           "  Wait Communication 42\n" + F,
-       4, 3, "communication", "reuses id 41 of the Communication at line 3"},
+       H + kAlloc1 + "  Communication 41 " + kComm + "\n  Communication 41 " + kCommOther + "\n  Wait Communication 41\n" + F,
+       H + kAlloc1 + "  IF Manual ( deviceIdx.x == 0 ):\n    Communication 41 " + kComm + "\n  ELSE:\n" +
+           "    Communication 41 " + kComm + "\n  Wait Communication 41\n" + F,
+       4, 3, "communication", "reuses id 41 of the different Communication at line 3"},
       {"rooted_without_root",
        H + kAlloc1 + "  Communication 4 (type=Broadcast, team=(0 1), input=T0_g_float[iS0{i0}, iS1{i2}], " +
            "output=T1_g_float[iS2{i0}, iS3{i2}], backend=NCCL)\n" + F,

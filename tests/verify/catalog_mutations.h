@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/host_ir_text.h"
+#include "ir/semantics/finding_kind.h"
 #include "passes/lower.h"
 #include "catalog/workload.h"
 
@@ -111,13 +112,19 @@ inline bool mentions(const Scalar& s, const std::string& name) {
   return s.freeSymbols().count(name) > 0;
 }
 
-// A mutation: applies to the k-th candidate of the program; false when there is none.
-using Mutation = std::function<bool(HostProgram&, size_t k, const Config&)>;
+// A mutation: applies to the k-th candidate of the program; false when there is none. `touched`
+// (when not null) receives the location of the statement it dropped, moved or edited.
+using Mutation = std::function<bool(HostProgram&, size_t k, const Config&, SourceLoc* touched)>;
 
-inline bool dropSync(HostProgram& p, size_t k, const Config&) {
+inline void touch(SourceLoc* touched, const Stmt* s) {
+  if (touched && s) *touched = s->loc;
+}
+
+inline bool dropSync(HostProgram& p, size_t k, const Config&, SourceLoc* touched = nullptr) {
   size_t n = 0;
   for (const Pos& pos : positions(p)) {
     if (!at(pos)->is<Synchronize>() || n++ != k) continue;
+    touch(touched, at(pos));
     pos.scope->erase(pos.scope->begin() + static_cast<long>(pos.index));
     return true;
   }
@@ -125,7 +132,7 @@ inline bool dropSync(HostProgram& p, size_t k, const Config&) {
 }
 
 // Moves a Synchronize below the next statement of its scope that does device work.
-inline bool moveSync(HostProgram& p, size_t k, const Config&) {
+inline bool moveSync(HostProgram& p, size_t k, const Config&, SourceLoc* touched = nullptr) {
   size_t n = 0;
   for (const Pos& pos : positions(p)) {
     if (!at(pos)->is<Synchronize>()) continue;
@@ -133,6 +140,7 @@ inline bool moveSync(HostProgram& p, size_t k, const Config&) {
     size_t j = pos.index + 1;
     while (j < sc.size() && !doesWork(sc[j].get())) ++j;
     if (j >= sc.size() || n++ != k) continue;
+    touch(touched, at(pos));
     StmtPtr s = std::move(sc[pos.index]);
     sc.erase(sc.begin() + static_cast<long>(pos.index));
     sc.insert(sc.begin() + static_cast<long>(j), std::move(s));
@@ -141,13 +149,14 @@ inline bool moveSync(HostProgram& p, size_t k, const Config&) {
   return false;
 }
 
-inline bool swapSetAndSync(HostProgram& p, size_t k, const Config&) {
+inline bool swapSetAndSync(HostProgram& p, size_t k, const Config&, SourceLoc* touched = nullptr) {
   size_t n = 0;
   for (const Pos& pos : positions(p)) {
     Scope& sc = *pos.scope;
     if (!at(pos)->is<SetCurrentStream>() || pos.index + 1 >= sc.size() || !sc[pos.index + 1]->is<Synchronize>())
       continue;
     if (n++ != k) continue;
+    touch(touched, sc[pos.index + 1].get());
     std::swap(sc[pos.index], sc[pos.index + 1]);
     return true;
   }
@@ -155,7 +164,7 @@ inline bool swapSetAndSync(HostProgram& p, size_t k, const Config&) {
 }
 
 // The join (the last Synchronize on an indexed stream) runs for the first iteration only.
-inline bool joinOnlyFirst(HostProgram& p, size_t k, const Config&) {
+inline bool joinOnlyFirst(HostProgram& p, size_t k, const Config&, SourceLoc* touched = nullptr) {
   if (k > 0) return false;
   std::optional<Pos> join;
   for (const Pos& pos : positions(p))
@@ -164,6 +173,7 @@ inline bool joinOnlyFirst(HostProgram& p, size_t k, const Config&) {
       join = pos;
   if (!join) return false;
   ForLoop* loop = join->loops.back();
+  touch(touched, at(*join));
   auto guard = std::make_unique<IfThenElse>();
   guard->predicate = eq(Scalar::symbol(loop->index), loop->begin());
   guard->thenBody.push_back(std::move((*join->scope)[join->index]));
@@ -179,7 +189,7 @@ inline bool isRingSlot(const Scalar& index) {
 }
 
 // A slice that an op of the loop writes into takes slice 0 in every iteration.
-inline bool wrongSlice(HostProgram& p, size_t k, const Config& c) {
+inline bool wrongSlice(HostProgram& p, size_t k, const Config& c, SourceLoc* touched = nullptr) {
   size_t n = 0;
   auto written = [](const Scope& sc, size_t from, const TensorView* tv) {
     for (size_t j = from; j < sc.size(); ++j) {
@@ -207,6 +217,7 @@ inline bool wrongSlice(HostProgram& p, size_t k, const Config& c) {
     if (!index || !mentions(*index, idx) || !written(*pos.scope, pos.index + 1, out)) continue;
     if (ringSlotsAreSerialized(c) && isRingSlot(*index)) continue;
     if (n++ != k) continue;
+    touch(touched, s);
     *index = Scalar(0);
     return true;
   }
@@ -214,13 +225,14 @@ inline bool wrongSlice(HostProgram& p, size_t k, const Config& c) {
 }
 
 // A ring of numberOfStreams slots used as a ring of numberOfStreams - 1.
-inline bool shrinkRing(HostProgram& p, size_t k, const Config& c) {
+inline bool shrinkRing(HostProgram& p, size_t k, const Config& c, SourceLoc* touched = nullptr) {
   if (k > 0 || c.streams < 2 || ringSlotsAreSerialized(c)) return false;
   for (const Pos& pos : positions(p)) {
     if (!at(pos)->is<AliasSelect>()) continue;
     auto* a = at(pos)->as<AliasSelect>();
     if (a->index.op() != ScalarOp::kMod || !mentions(a->index.rhs(), kNumberOfStreams)) continue;
     if (!a->axis || !mentions(a->axis->extent(), kNumberOfStreams)) continue;
+    touch(touched, a);
     Scalar smaller = Scalar::symbol(kNumberOfStreams) - Scalar(1);
     a->index = Scalar::binary(ScalarOp::kMod, a->index.lhs(), smaller);
     a->axis->setExtent(smaller);
@@ -230,7 +242,7 @@ inline bool shrinkRing(HostProgram& p, size_t k, const Config& c) {
 }
 
 // A Deallocate after a stream loop moves before that loop's join.
-inline bool freeBeforeJoin(HostProgram& p, size_t k, const Config&) {
+inline bool freeBeforeJoin(HostProgram& p, size_t k, const Config&, SourceLoc* touched = nullptr) {
   if (k > 0) return false;
   Scope& body = p.body();
   for (size_t i = 0; i < body.size(); ++i) {
@@ -241,6 +253,7 @@ inline bool freeBeforeJoin(HostProgram& p, size_t k, const Config&) {
     ForLoop* loop = body[j - 1]->as<ForLoop>();
     bool join_loop =
         std::all_of(loop->body.begin(), loop->body.end(), [](const StmtPtr& s) { return s->is<Synchronize>(); });
+    touch(touched, body[i].get());
     StmtPtr d = std::move(body[i]);
     body.erase(body.begin() + static_cast<long>(i));
     if (join_loop) {
@@ -259,11 +272,12 @@ inline bool freeBeforeJoin(HostProgram& p, size_t k, const Config&) {
 }
 
 // The first collective is issued by rank 0 only.
-inline bool rankDependentCollective(HostProgram& p, size_t k, const Config& c) {
+inline bool rankDependentCollective(HostProgram& p, size_t k, const Config& c, SourceLoc* touched = nullptr) {
   if (k > 0 || c.devices < 2) return false;
   for (const Pos& pos : positions(p)) {
     // A guard on a one-rank team's collective (a 2D mesh with one row) changes nothing.
     if (!at(pos)->is<Communication>() || at(pos)->as<Communication>()->team.size() < 2) continue;
+    touch(touched, at(pos));
     auto guard = std::make_unique<IfThenElse>();
     guard->predicate = eq(Scalar::symbol(kDeviceIdxX), Scalar(0));
     guard->thenBody.push_back(std::move((*pos.scope)[pos.index]));
@@ -276,18 +290,24 @@ inline bool rankDependentCollective(HostProgram& p, size_t k, const Config& c) {
 struct MutationInfo {
   const char* name;
   Mutation apply;
+  // The finding classes a mutant of this kind is caught as (which one depends on the workload).
+  std::vector<sem::FindingKind> kinds;
+  // Whether the finding names the statement the mutation moved or edited (a dropped or moved
+  // Synchronize is not itself an access: the finding names the accesses it no longer orders).
+  bool namesTouched = false;
 };
 
 inline const std::vector<MutationInfo>& mutations() {
+  using K = sem::FindingKind;
   static const std::vector<MutationInfo> m = {
-      {"drop Synchronize", dropSync},
-      {"move Synchronize", moveSync},
-      {"swap SetCurrentStream and Synchronize", swapSetAndSync},
-      {"join only the first worker", joinOnlyFirst},
-      {"index the wrong slice", wrongSlice},
-      {"shrink the ring buffer", shrinkRing},
-      {"free before the join", freeBeforeJoin},
-      {"rank-dependent collective", rankDependentCollective},
+      {"drop Synchronize", dropSync, {K::kRace, K::kMissingJoin, K::kUninitializedRead, K::kUnsafeReuse, K::kMissingWait, K::kWaitOnWrongStream, K::kUnwaitedCommunication}},
+      {"move Synchronize", moveSync, {K::kRace, K::kMissingJoin, K::kUninitializedRead, K::kUnsafeReuse, K::kMissingWait, K::kWaitOnWrongStream, K::kUnwaitedCommunication}},
+      {"swap SetCurrentStream and Synchronize", swapSetAndSync, {K::kRace, K::kMissingJoin, K::kUninitializedRead, K::kUnsafeReuse, K::kMissingWait, K::kWaitOnWrongStream, K::kUnwaitedCommunication}},
+      {"join only the first worker", joinOnlyFirst, {K::kMissingJoin, K::kRace, K::kUnsafeReuse, K::kUnwaitedCommunication}},
+      {"index the wrong slice", wrongSlice, {K::kRace, K::kOutputNotWritten, K::kUninitializedRead}},
+      {"shrink the ring buffer", shrinkRing, {K::kRace}},
+      {"free before the join", freeBeforeJoin, {K::kUnsafeReuse, K::kUseAfterDeallocate, K::kMissingWait}, true},
+      {"rank-dependent collective", rankDependentCollective, {K::kCollectiveMismatch, K::kDeadlock, K::kMismatchedStatements}, true},
   };
   return m;
 }

@@ -2,9 +2,11 @@
 // sizes); and a mutation suite breaks lowered programs in every known way (drop or move one
 // Synchronize, swap SetCurrentStream and Synchronize, join only some workers, index the wrong
 // slice, shrink a ring buffer, free before the join, make a collective rank-dependent): every
-// mutant must be caught.
+// mutant must be caught as one of its mutation's finding classes, every site located, and where
+// the mutation edits an access, at that statement. Issue 9's mutations: located_mutants_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 
@@ -124,6 +126,30 @@ TEST(CatalogProtocols, OnlyProtocolCSerializesItsIterations) {
   }
 }
 
+// An error of one of the mutation's classes, every site of it located (a statement's line, or
+// the program's entry or exit; a rank; a stream), naming the mutated statement where it should.
+::testing::AssertionResult caughtAsExpected(const VerifyResult& r, const MutationInfo& m, const SourceLoc& touched,
+                                            int64_t ranks) {
+  for (const Finding& f : r.findings) {
+    if (f.severity != Severity::kError) continue;
+    for (const Site& s : f.sites)
+      if ((!s.statement.empty() && s.loc.line <= 0) || s.rank < 0 || s.rank >= ranks || s.stream.empty())
+        return ::testing::AssertionFailure() << findingKindName(f.kind) << " has an unlocated site: " << s.role
+                                             << " line " << s.loc.line << " rank " << s.rank << " stream '"
+                                             << s.stream << "'";
+  }
+  for (const Finding& f : r.findings) {
+    if (f.severity != Severity::kError || std::find(m.kinds.begin(), m.kinds.end(), f.kind) == m.kinds.end())
+      continue;
+    if (!m.namesTouched) return ::testing::AssertionSuccess();
+    for (const Site& s : f.sites)
+      if (s.loc.line == touched.line) return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no finding of the mutation's classes"
+                                       << (m.namesTouched ? " naming line " + std::to_string(touched.line) : "")
+                                       << "; found " << kinds(r);
+}
+
 class Mutants : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Mutants, EveryMutantIsCaught) {
@@ -140,10 +166,13 @@ TEST_P(Mutants, EveryMutantIsCaught) {
         for (const auto& m : mutations()) {
           for (size_t k = 0;; ++k) {
             HostProgram mutant = parseHostProgram(text, name + ".hir");
-            if (!m.apply(mutant, k, c)) break;
+            SourceLoc touched;
+            if (!m.apply(mutant, k, c, &touched)) break;
             VerifyResult r = check(mutant, c);
             EXPECT_FALSE(r.ok()) << configStr(name, c) << ": mutant '" << m.name << "' #" << k << " is not caught\n"
                                  << print(mutant);
+            EXPECT_TRUE(caughtAsExpected(r, m, touched, c.devices))
+                << configStr(name, c) << ": mutant '" << m.name << "' #" << k << "\n" << formatReport(r);
             ++caught;
           }
         }

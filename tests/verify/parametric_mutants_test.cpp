@@ -46,7 +46,7 @@ TEST_P(ParametricMutants, EveryMutantIsCaughtWithAReplayedCounterexample) {
   for (const auto& m : mutations()) {
     for (size_t k = 0;; ++k) {
       HostProgram mutant = parseHostProgram(text, name + ".hir");
-      if (!m.apply(mutant, k, c)) break;
+      if (!m.apply(mutant, k, c, nullptr)) break;
       ParametricResult r = proveProgram(mutant, o);
       EXPECT_FALSE(r.proven()) << configStr(name, c) << ": mutant '" << m.name << "' #" << k << " is proven\n"
                                << print(mutant);
