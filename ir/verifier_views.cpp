@@ -85,7 +85,7 @@ void checkSymmetricView(Context& c, const SymmetricContiguousView& v) {
   if (v.in->memoryType() != MemoryType::kSymmetric)
     c.report("view", &v,
              "SymmetricContiguousView needs a symmetric input (`_sym`); " + v.in->nameStr() + " is " +
-                 memoryTypeName(v.in->memoryType()));
+                 std::string(memoryTypeName(v.in->memoryType())));
 }
 
 }  // namespace

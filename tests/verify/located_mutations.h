@@ -170,7 +170,7 @@ inline const std::vector<std::pair<const char*, LocatedMutation>>& locatedMutati
 
 // Two Communications on consecutive lines of one scope swap places on the ranks below half of
 // `devices` (an IF whose branches print the same two statements in either order). nullopt when the
-// text has no such pair; `lines` receives the lines of the two statements in the mutant.
+// text has no such pair; `lines` receives the lines of the two statements the first mismatch names.
 inline std::optional<std::string> swapCollectivesOnHalfTheRanks(const std::string& text, int64_t devices,
                                                                 std::vector<int>* lines) {
   std::vector<std::string> ls;
@@ -191,8 +191,9 @@ inline std::optional<std::string> swapCollectivesOnHalfTheRanks(const std::strin
     out.push_back(c1);
     out.push_back(c2);
     out.insert(out.end(), ls.begin() + static_cast<long>(i) + 2, ls.end());
-    // The then-branch's statements, 1-based: the IF is at line i + 1.
-    *lines = {static_cast<int>(i) + 2, static_cast<int>(i) + 3};
+    // 1-based, the IF is at line i + 1: the first collective of a rank below half (the second
+    // statement, then-branch) meets the first of a rank above (the first statement, else-branch).
+    *lines = {static_cast<int>(i) + 2, static_cast<int>(i) + 5};
     std::string joined;
     for (const auto& l : out) joined += l + "\n";
     return joined;
