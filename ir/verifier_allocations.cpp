@@ -85,20 +85,19 @@ void checkPairs(Context& c, const Scope& scope, const std::set<const TensorView*
     }
     if (s.is<Deallocate>() && s.as<Deallocate>()->tv) {
       const TensorView* tv = s.as<Deallocate>()->tv;
-      // The previous Deallocate of the tensor in this scope, with no definition in between.
+      // The previous Deallocate of the tensor in this scope, unless something defines it in between.
       for (size_t j = i; j-- > 0;) {
         const Stmt& t = *scope[j];
-        if (t.is<Deallocate>() && t.as<Deallocate>()->tv == tv) {
-          c.report("allocation", &s, "deallocates " + tv->nameStr() + " a second time: the Deallocate at " + where(t) +
-                                         " freed it and nothing defines it again in between");
-          break;
-        }
+        if (!t.is<Deallocate>() || t.as<Deallocate>()->tv != tv) continue;
         auto d = defs.find(tv);
         bool redefined = d != defs.end() && std::any_of(d->second.begin(), d->second.end(), [&](const Stmt* def) {
                            int o = c.at(*def).order;
                            return o > c.at(t).order && o < c.at(s).order;
                          });
-        if (redefined) break;
+        if (!redefined)
+          c.report("allocation", &s, "deallocates " + tv->nameStr() + " a second time: the Deallocate at " + where(t) +
+                                         " freed it and nothing defines it again in between");
+        break;
       }
     }
     if (s.is<ForLoop>()) checkPairs(c, s.as<ForLoop>()->body, owedToCaller, defs);
