@@ -108,29 +108,5 @@ TEST(LocatedMutants, SwappedSameSizedCollectivesOnHalfTheRanks) {
   EXPECT_FALSE(r.has(FindingKind::kCollectiveMismatch)) << describe(r);
 }
 
-// The same swap on catalog workloads whose lowering posts two collectives in a row (the mlp's
-// Allgather and ReduceScatter differ in kind: collective-mismatch; equal ones: mismatched statements).
-TEST(LocatedMutants, SwappedCollectivesInCatalogWorkloads) {
-  int applied = 0;
-  for (const std::string& name : catalogNames()) {
-    for (StreamProtocol protocol : kProtocols) {
-      Config c{4, 2, protocol, StreamIndexing::kModulo, PipelineKind::kCollective, false};
-      auto original = lowerWorkload(name, c);
-      if (!original) continue;
-      std::vector<int> lines;
-      std::optional<std::string> swapped = swapCollectivesOnHalfTheRanks(print(*original), c.devices, &lines);
-      if (!swapped) continue;
-      SCOPED_TRACE(configStr(name, c));
-      HostProgram mutant = parseHostProgram(*swapped, name + ".hir");
-      VerifyResult r = check(mutant, c.devices, c.streams);
-      EXPECT_TRUE(reports(r, Located{{FindingKind::kMismatchedStatements, FindingKind::kCollectiveMismatch}, lines},
-                          c.devices))
-          << *swapped;
-      ++applied;
-    }
-  }
-  std::fprintf(stderr, "swapped collectives: %d catalog mutants\n", applied);
-}
-
 }  // namespace
 }  // namespace braid::verify

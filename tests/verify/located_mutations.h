@@ -48,13 +48,16 @@ inline std::optional<Located> dropWait(HostProgram& p, size_t k, const Config&) 
   return std::nullopt;
 }
 
-inline std::vector<const TensorView*> commBuffers(const Stmt& s) {
-  std::vector<const TensorView*> out;
-  for (const TensorView* tv : stmtTensors(s)) out.push_back(tv);
-  return out;
+// The buffers a communication reads (nothing but the communication uses them after it).
+inline std::vector<const TensorView*> commInputs(const Stmt& s) {
+  if (s.is<Communication>()) return {s.as<Communication>()->input};
+  if (s.is<CollectivePermute>()) return {s.as<CollectivePermute>()->input};
+  if (s.is<P2PCommunication>() && s.as<P2PCommunication>()->type == P2PType::kSend)
+    return {s.as<P2PCommunication>()->buffer};
+  return {};
 }
 
-// A Deallocate of a communication's buffer moves before the communication's Wait.
+// A Deallocate of a buffer a communication reads moves before the communication's Wait.
 inline std::optional<Located> freeBeforeWait(HostProgram& p, size_t k, const Config&) {
   size_t n = 0;
   for (const Pos& pos : positions(p)) {
@@ -64,7 +67,7 @@ inline std::optional<Located> freeBeforeWait(HostProgram& p, size_t k, const Con
     for (size_t w = pos.index; w-- > 0;) {
       if (!sc[w]->is<Wait>()) continue;
       const Stmt* comm = waitableWithId(p, sc[w]->as<Wait>()->id);
-      std::vector<const TensorView*> bufs = comm ? commBuffers(*comm) : std::vector<const TensorView*>{};
+      std::vector<const TensorView*> bufs = comm ? commInputs(*comm) : std::vector<const TensorView*>{};
       if (std::find(bufs.begin(), bufs.end(), tv) == bufs.end()) continue;
       if (n++ != k) break;
       Located l{{sem::FindingKind::kMissingWait, sem::FindingKind::kUnsafeReuse}, {comm->loc.line, at(pos)->loc.line}};
@@ -141,9 +144,12 @@ inline std::optional<Located> permutedViewToCollective(HostProgram& p, size_t k,
   for (const Pos& pos : positions(p)) {
     if (!at(pos)->is<Communication>()) continue;
     auto* c = at(pos)->as<Communication>();
-    if (!c->input || c->input->loop().size() < 2 || n++ != k) continue;
+    if (!c->input) continue;
+    int64_t axes = 0;
+    for (const IterDomain* id : c->input->logical()) axes += id->isReduction() ? 0 : 1;
+    if (axes < 2 || n++ != k) continue;
     std::vector<int64_t> reversed;
-    for (int64_t i = static_cast<int64_t>(c->input->loop().size()); i-- > 0;) reversed.push_back(i);
+    for (int64_t i = axes; i-- > 0;) reversed.push_back(i);
     TensorView* view = permute(c->input, reversed);
     if (c->input->hasDeviceMesh()) view->setDeviceMesh(*c->input->deviceMesh());
     auto op = std::make_unique<HostOp>();
