@@ -65,10 +65,10 @@ fs::path prepareOutDir(const std::string& out) {
   return dir;
 }
 
-void writeFile(const fs::path& path, const std::string& text) {
+void writeFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
-  if (!out) throw Error("cannot write " + path.string());
+  if (!out) throw Error("cannot write " + path);
 }
 
 // One protocol's program, verification and simulation.
@@ -83,20 +83,20 @@ struct ProtocolRun {
 };
 
 void lowerAndCheck(const DemoArgs& a, const std::string& protocol, const sim::Machine& machine,
-                   const std::string& stem, ProtocolRun& run) {
+                   const std::string& hirPath, ProtocolRun& run) {
   WorkloadFlags flags = a.flags;
   flags.protocol = protocol;
   Workload w = makeWorkload(a.workload, applyWorkloadFlags(flags, demoDefaults()));
   run.params = w.params;
   run.protocol = streamProtocolName(w.params.lowering.protocol);
   run.text = print(lower(*w.fusion, w.params.lowering, w.params.devices));
-  run.program = parseHostProgram(run.text, stem + ".hir");  // findings and timelines point at the written file
+  run.program = parseHostProgram(run.text, hirPath);  // findings and timelines point at the written file
 
   verify::VerifyOptions vo;
   vo.ranks = w.params.devices;
   vo.streams = w.params.lowering.streams;
   run.verdict = verify::verifyProgram(run.program, vo);
-  run.verdict.program = stem + ".hir";
+  run.verdict.program = hirPath;
 
   sim::SimOptions so;
   so.semantics.numRanks = w.params.devices;
@@ -104,14 +104,50 @@ void lowerAndCheck(const DemoArgs& a, const std::string& protocol, const sim::Ma
   so.fold = false;  // every rank in the timelines and traces; these programs are small enough
   so.recordSmCounters = true;
   run.sim = sim::simulate(run.program, machine, so);
-  run.timeline = sim::toTimeline(run.sim, stem + ".hir");
+  run.timeline = sim::toTimeline(run.sim, hirPath);
   run.timeline.meta["protocol"] = run.protocol;
+}
+
+// The names --dtype takes, shorter than the C type names the host IR prints ("__bfloat").
+std::string dtypeStr(DataType t) {
+  switch (t) {
+    case DataType::kBFloat16:
+      return "bf16";
+    case DataType::kHalf:
+      return "fp16";
+    case DataType::kFloat:
+      return "fp32";
+    case DataType::kDouble:
+      return "fp64";
+    default:
+      return std::string(dataTypeName(t));
+  }
 }
 
 std::string sizesStr(const WorkloadParams& p) {
   return std::to_string(p.devices) + " ranks, " + std::to_string(p.lowering.streams) + " streams, m=" +
-         std::to_string(p.m) + " k=" + std::to_string(p.k) + " n=" + std::to_string(p.n) + " " +
-         std::string(dataTypeName(p.dtype));
+         std::to_string(p.m) + " k=" + std::to_string(p.k) + " n=" + std::to_string(p.n) + " " + dtypeStr(p.dtype);
+}
+
+// One line per finding ("C  warning[lost-parallelism] ag_matmul_C.hir:4:3: ..."); errors get the
+// whole report, since they make the exit code 1 and the user will want the details.
+std::string findingsStr(const std::vector<ProtocolRun>& runs, const fs::path& dir) {
+  std::string s;
+  for (const ProtocolRun& r : runs) {
+    if (!r.verdict.ok()) {
+      s += "\nprotocol " + r.protocol + ": " + verify::formatReport(r.verdict);
+      continue;
+    }
+    for (const verify::Finding& f : r.verdict.findings) {
+      if (f.severity == verify::Severity::kNote) continue;
+      std::string where = f.sites.empty() || !f.sites[0].loc.known() ? "" : f.sites[0].loc.str() + ": ";
+      s += "  " + r.protocol + "  " + sem::severityName(f.severity) + "[" + verify::findingKindName(f.kind) + "] " +
+           where + f.summary + "\n";
+    }
+  }
+  if (!s.empty() && s[0] == ' ')
+    s = "verify findings (details in " + (dir / "*.verify.json").string() + "):\n" + s;
+  return s;
 }
 
 int runDemo(DemoArgs& a) {
@@ -125,47 +161,41 @@ int runDemo(DemoArgs& a) {
   if (a.protocolOf[0] == a.protocolOf[1])
     throw Error("--protocols: compare two different protocols, got " + std::string(streamProtocolName(a.protocolOf[0])) +
                 " twice");
-  fs::path dir = prepareOutDir(a.outDir);
   sim::Machine machine = sim::loadMachine(a.machine);
+  fs::path dir = prepareOutDir(a.outDir);
 
   std::vector<ProtocolRun> runs(2);
   std::vector<std::string> written;
+  auto path = [&](const std::string& name) {
+    written.push_back((dir / name).string());
+    return written.back();
+  };
   for (size_t i = 0; i < runs.size(); ++i) {
     std::string stem = a.workload + "_" + streamProtocolName(a.protocolOf[i]);
-    lowerAndCheck(a, a.protocols[i], machine, stem, runs[i]);
-    ProtocolRun& r = runs[i];
-    auto put = [&](const std::string& name, const std::string& text) {
-      writeFile(dir / name, text);
-      written.push_back((dir / name).string());
-    };
-    put(stem + ".hir", r.text);
-    put(stem + ".verify.json", verify::formatJson(r.verdict) + "\n");
-    writeTimelineFile(r.timeline, (dir / (stem + ".timeline.json")).string());
-    written.push_back((dir / (stem + ".timeline.json")).string());
-    viz::writeChromeTrace(r.timeline, (dir / (stem + ".trace.json")).string(), smCounterTracks(r.sim));
-    written.push_back((dir / (stem + ".trace.json")).string());
+    std::string hir = path(stem + ".hir");
+    lowerAndCheck(a, a.protocols[i], machine, hir, runs[i]);
+    const ProtocolRun& r = runs[i];
+    writeFile(hir, r.text);
+    writeFile(path(stem + ".verify.json"), verify::formatJson(r.verdict) + "\n");
+    writeTimelineFile(r.timeline, path(stem + ".timeline.json"));
+    viz::writeChromeTrace(r.timeline, path(stem + ".trace.json"), smCounterTracks(r.sim));
   }
 
   // The picture: both timelines on one time scale.
   std::string pictureStem = a.workload + "_" + runs[0].protocol + "_vs_" + runs[1].protocol;
   std::vector<std::string> labels, skipped;
   for (const ProtocolRun& r : runs) labels.push_back("protocol " + r.protocol + " (" + protocolGist(r.protocol) + ")");
-  std::string title = a.workload + " on " + std::to_string(runs[0].params.devices) + " simulated " +
-                      machine.name + "s: " + sizesStr(runs[0].params);
+  std::string title = a.workload + ", protocol " + runs[0].protocol + " vs " + runs[1].protocol + ": " +
+                      sizesStr(runs[0].params) + ", simulated on " + machine.name;
   std::vector<Timeline> timelines = {runs[0].timeline, runs[1].timeline};
   if (viz::graphvizAvailable()) {
-    for (const char* ext : {".svg", ".png"}) {
-      fs::path picture = dir / (pictureStem + ext);
-      drawSimulatedTimelines(timelines, labels, title, picture.string());
-      written.push_back(picture.string());
-    }
+    for (const char* ext : {".svg", ".png"}) drawSimulatedTimelines(timelines, labels, title, path(pictureStem + ext));
   } else {
-    fs::path picture = dir / (pictureStem + ".dot");
-    drawSimulatedTimelines(timelines, labels, title, picture.string());
-    written.push_back(picture.string());
-    skipped.push_back("pictures skipped: braid was built without Graphviz (BRAID_WITH_GRAPHVIZ off, needs "
-                      "Debian's libgraphviz-dev); render the DOT text elsewhere with `neato -n -Tsvg " +
-                      picture.string() + " -o " + pictureStem + ".svg`");
+    std::string dot = path(pictureStem + ".dot");
+    drawSimulatedTimelines(timelines, labels, title, dot);
+    skipped.push_back("pictures skipped: braid was built without Graphviz (BRAID_WITH_GRAPHVIZ off; it needs "
+                      "Debian's libgraphviz-dev). The picture's DOT text renders elsewhere: neato -n -Tsvg " +
+                      dot + " -o " + pictureStem + ".svg");
   }
 
   std::vector<DemoRow> rows;
@@ -174,13 +204,13 @@ int runDemo(DemoArgs& a) {
             << pipelineKindName(runs[0].params.lowering.pipeline) << " pipeline\n"
             << "lowered under protocols " << runs[0].protocol << " and " << runs[1].protocol
             << ", verified for these sizes, simulated on the " << machine.name << " machine model\n\n"
-            << formatDemoTable(rows) << "\n";
+            << formatDemoTable(rows) << "\n"
+            << findingsStr(runs, dir);
   for (const std::string& s : skipped) std::cout << s << "\n";
-  std::cout << "wrote:\n";
+  std::cout << "\nwrote:\n";
   for (const std::string& path : written) std::cout << "  " << path << "\n";
-  for (const ProtocolRun& r : runs)
-    if (!r.verdict.findings.empty()) std::cout << "\n" << verify::formatReport(r.verdict);
-  bool clean = runs[0].verdict.ok() && runs[1].verdict.ok();
+  bool clean = true;
+  for (const DemoRow& r : rows) clean = clean && r.clean;
   return clean ? 0 : 1;
 }
 

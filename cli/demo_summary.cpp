@@ -43,8 +43,9 @@ DemoRow demoRow(const std::string& protocol, const sim::SimResult& r, const veri
   row.hiddenFraction = r.overlapFraction;
   for (const auto& s : r.stats) row.exposedCommUs = std::max(row.exposedCommUs, s.exposedCommUs);
   row.peakConcurrency = r.peakConcurrency;
+  row.deadlocked = r.engine.deadlocked;
   row.verdict = verdictOf(v);
-  row.clean = v.ok();
+  row.clean = v.ok() && !row.deadlocked;
   return row;
 }
 
@@ -60,7 +61,7 @@ std::string formatDemoTable(const std::vector<DemoRow>& rows) {
                                          "verify"};
   std::vector<std::vector<std::string>> cells = {head};
   for (const DemoRow& r : rows)
-    cells.push_back({r.protocol, viz::durationStr(r.makespanUs), viz::percentStr(r.hiddenFraction),
+    cells.push_back({r.protocol, r.deadlocked ? "deadlocks" : viz::durationStr(r.makespanUs), viz::percentStr(r.hiddenFraction),
                      viz::durationStr(r.exposedCommUs), std::to_string(r.peakConcurrency), r.verdict});
   std::vector<size_t> width(head.size(), 0);
   for (const auto& line : cells)
@@ -73,7 +74,8 @@ std::string formatDemoTable(const std::vector<DemoRow>& rows) {
     }
     os << "\n";
   }
-  if (rows.size() == 2 && rows[0].makespanUs > 0 && rows[1].makespanUs > 0) {
+  if (rows.size() == 2 && !rows[0].deadlocked && !rows[1].deadlocked && rows[0].makespanUs > 0 &&
+      rows[1].makespanUs > 0) {
     const DemoRow& fast = rows[0].makespanUs <= rows[1].makespanUs ? rows[0] : rows[1];
     const DemoRow& slow = &fast == &rows[0] ? rows[1] : rows[0];
     char ratio[32];

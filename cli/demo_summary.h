@@ -17,8 +17,9 @@ struct DemoRow {
   double hiddenFraction = 0;  // communication time hidden under computation / communication time
   double exposedCommUs = 0;   // max over ranks
   int32_t peakConcurrency = 0;
+  bool deadlocked = false;    // the simulation could not complete
   std::string verdict;        // "clean", "clean, 1 warning (lost-parallelism)", "2 errors (race)"
-  bool clean = true;          // no error
+  bool clean = true;          // no error, and the simulation completed
 };
 
 DemoRow demoRow(const std::string& protocol, const sim::SimResult& r, const verify::VerifyResult& v);

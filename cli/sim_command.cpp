@@ -208,7 +208,9 @@ void drawSweepEnds(const SimArgs& args, const HostProgram* parsed, const std::ve
     Prepared p;
     sim::SimResult r = simulateSetting(args, parsed, ends[i]->config, p);
     timelines.push_back(sim::toTimeline(r, p.name));
-    labels.push_back(std::string(i == 0 ? "fastest: " : "slowest: ") + sim::configStr(ends[i]->config));
+    std::string folded = foldedRanksNote(r);
+    labels.push_back(std::string(i == 0 ? "fastest: " : "slowest: ") + sim::configStr(ends[i]->config) +
+                     (folded.empty() ? "" : " (" + folded + ")"));
   }
   std::string title = args.target + ": " + (ends.size() > 1 ? "fastest and slowest" : "the one") + " of " +
                       std::to_string(ranked.size()) + " configurations";
@@ -290,7 +292,9 @@ BRAID_REGISTER_COMMAND(Command{
           if (!args->timeline.empty()) writeTimelineFile(t, args->timeline);
           if (!args->trace.empty()) viz::writeChromeTrace(t, args->trace, smCounterTracks(r));
           if (!args->draw.empty()) {
-            drawSimulatedTimelines({t}, {}, "", args->draw);
+            std::string folded = foldedRanksNote(r);
+            drawSimulatedTimelines({t}, {"predicted on " + r.machine.name + (folded.empty() ? "" : " (" + folded + ")")},
+                                   "", args->draw);
             std::cerr << "wrote " << args->draw << "\n";
           }
         }

@@ -16,6 +16,19 @@ viz::TraceOptions smCounterTracks(const sim::SimResult& r) {
   return to;
 }
 
+std::string foldedRanksNote(const sim::SimResult& r) {
+  if (!r.classes.folded()) return "";
+  const size_t kShown = 3;
+  std::string note;
+  for (size_t c = 0; c < r.classes.representatives.size() && c < kShown; ++c) {
+    if (r.classes.classSize[c] < 2) continue;
+    note += (note.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r.classes.representatives[c]) +
+            " drawn for ranks " + r.classes.members(static_cast<int32_t>(c));
+  }
+  if (r.classes.representatives.size() > kShown) note += "; ...";
+  return note;
+}
+
 void drawSimulatedTimelines(const std::vector<Timeline>& timelines, const std::vector<std::string>& labels,
                             const std::string& title, const std::string& path) {
   viz::TimelineDrawOptions o;
