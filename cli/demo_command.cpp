@@ -225,7 +225,7 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--protocols", a->protocols, "the two stream protocols to compare")
           ->delimiter(',')
           ->expected(2)
-          ->capture_default_str();
+          ->default_str("A,C");
       addWorkloadFlags(sub, a->flags, demoDefaults());
       sub.remove_option(sub.get_option("--protocol"));  // --protocols picks both
       return [a] { return runDemo(*a); };

@@ -41,7 +41,10 @@ DemoRow demoRow(const std::string& protocol, const sim::SimResult& r, const veri
   row.protocol = protocol;
   row.makespanUs = r.makespanUs;
   row.hiddenFraction = r.overlapFraction;
-  for (const auto& s : r.stats) row.exposedCommUs = std::max(row.exposedCommUs, s.exposedCommUs);
+  for (const auto& s : r.stats) {
+    row.exposedCommUs = std::max(row.exposedCommUs, s.exposedCommUs);
+    row.communicates = row.communicates || s.commUs > 0;
+  }
   row.peakConcurrency = r.peakConcurrency;
   row.deadlocked = r.engine.deadlocked;
   row.verdict = verdictOf(v);
@@ -61,7 +64,7 @@ std::string formatDemoTable(const std::vector<DemoRow>& rows) {
                                          "verify"};
   std::vector<std::vector<std::string>> cells = {head};
   for (const DemoRow& r : rows)
-    cells.push_back({r.protocol, r.deadlocked ? "deadlocks" : viz::durationStr(r.makespanUs), viz::percentStr(r.hiddenFraction),
+    cells.push_back({r.protocol, r.deadlocked ? "deadlocks" : viz::durationStr(r.makespanUs), r.communicates ? viz::percentStr(r.hiddenFraction) : "no comm",
                      viz::durationStr(r.exposedCommUs), std::to_string(r.peakConcurrency), r.verdict});
   std::vector<size_t> width(head.size(), 0);
   for (const auto& line : cells)
@@ -80,11 +83,12 @@ std::string formatDemoTable(const std::vector<DemoRow>& rows) {
     const DemoRow& slow = &fast == &rows[0] ? rows[1] : rows[0];
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2fx", slow.makespanUs / fast.makespanUs);
-    os << "\nprotocol " << slow.protocol << " takes " << ratio << " as long as protocol " << fast.protocol
-       << ": it hides " << viz::percentStr(slow.hiddenFraction) << " of its communication under computation ("
-       << fast.protocol << ": " << viz::percentStr(fast.hiddenFraction) << ") and runs at most "
-       << slow.peakConcurrency << " operation" << (slow.peakConcurrency == 1 ? "" : "s") << " at once per GPU ("
-       << fast.protocol << ": " << fast.peakConcurrency << ").\n";
+    os << "\nprotocol " << slow.protocol << " takes " << ratio << " as long as protocol " << fast.protocol << ": it ";
+    if (slow.communicates)
+      os << "hides " << viz::percentStr(slow.hiddenFraction) << " of its communication under computation ("
+         << fast.protocol << ": " << viz::percentStr(fast.hiddenFraction) << ") and ";
+    os << "runs at most " << slow.peakConcurrency << " operation" << (slow.peakConcurrency == 1 ? "" : "s")
+       << " at once per GPU (" << fast.protocol << ": " << fast.peakConcurrency << ").\n";
   }
   return os.str();
 }

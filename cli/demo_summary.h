@@ -14,6 +14,7 @@ namespace braid::cli {
 struct DemoRow {
   std::string protocol;      // "A"
   double makespanUs = 0;
+  bool communicates = false;  // some rank communicates
   double hiddenFraction = 0;  // communication time hidden under computation / communication time
   double exposedCommUs = 0;   // max over ranks
   int32_t peakConcurrency = 0;
