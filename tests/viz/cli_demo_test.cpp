@@ -125,7 +125,10 @@ TEST(CliSimDraw, OneTimeline) {
   auto r = runBraid("sim ag_matmul --machine h200 --devices 2 --draw '" + dot + "'");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.err.find("wrote " + dot), std::string::npos) << r.err;
-  EXPECT_EQ(slurp(dot).rfind("digraph timeline {", 0), 0u);
+  std::string text = slurp(dot);
+  EXPECT_EQ(text.rfind("digraph timeline {", 0), 0u);
+  // The two ranks do the same work: one is simulated and drawn, and the label says for whom.
+  EXPECT_NE(text.find("predicted on h200 (rank 0 drawn for ranks 0-1)"), std::string::npos);
   // A bad extension fails before simulating.
   auto bad = runBraid("sim ag_matmul --machine h200 --draw '" + dir.file("t.jpg") + "'");
   EXPECT_EQ(bad.rc, 2);
