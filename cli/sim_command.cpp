@@ -1,6 +1,7 @@
 // `braid sim FILE|WORKLOAD --machine NAME|FILE [...]`: predict when every operation runs on every
 // rank and stream (docs/SIM.md). Exit 0 when the program completes, 1 when it deadlocks, 2 on
-// bad input. `--sweep KEY=V1,V2 ...` simulates every combination in parallel and ranks them.
+// bad input. `--sweep KEY=V1,V2 ...` simulates every combination in parallel and ranks them;
+// `--draw FILE` pictures the timeline (with --sweep: the fastest and slowest configurations).
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <optional>
 
 #include "cli/command.h"
+#include "cli/sim_outputs.h"
 #include "cli/sim_target.h"
 #include "ir/host_ir_text.h"
 #include "ir/timeline.h"
@@ -18,10 +20,48 @@
 #include "sim/report.h"
 #include "sim/simulate.h"
 #include "sim/sweep.h"
+#include "viz/render.h"
 #include "viz/trace_writer.h"
 
 namespace braid::cli {
 namespace {
+
+// One configuration of a sweep; `p` keeps the lowered program the result points into.
+sim::SimResult simulateSetting(const SimArgs& args, const HostProgram* parsed, const sim::SweepConfig& c,
+                               Prepared& p) {
+  SimArgs a = args;
+  a.trace.clear();
+  for (const auto& [k, v] : c) applySetting(a, k, v, parsed == nullptr);
+  sim::Machine m = loadMachineFor(a.machine, a.nodes, a.gpusPerNode);
+  prepare(a, parsed, p);
+  return sim::simulate(*p.program, m, p.options);
+}
+
+// --draw with --sweep: the fastest and the slowest configuration that completed, simulated again
+// (the sweep keeps only their figures) and drawn on one time scale, labelled with their settings.
+void drawSweepEnds(const SimArgs& args, const HostProgram* parsed, const std::vector<sim::SweepOutcome>& ranked) {
+  std::vector<const sim::SweepOutcome*> ends;
+  for (const auto& o : ranked)
+    if (o.ok()) {
+      if (ends.size() < 2) ends.push_back(&o);
+      else ends[1] = &o;
+    }
+  if (ends.empty()) throw Error("--draw " + args.draw + ": no configuration completed, nothing to draw");
+  std::vector<Timeline> timelines;
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    Prepared p;
+    sim::SimResult r = simulateSetting(args, parsed, ends[i]->config, p);
+    timelines.push_back(sim::toTimeline(r, p.name));
+    std::string folded = foldedRanksNote(r);
+    labels.push_back(std::string(i == 0 ? "fastest: " : "slowest: ") + sim::configStr(ends[i]->config) +
+                     (folded.empty() ? "" : " (" + folded + ")"));
+  }
+  std::string title = args.target + ": " + (ends.size() > 1 ? "fastest and slowest" : "the one") + " of " +
+                      std::to_string(ranked.size()) + " configurations";
+  drawSimulatedTimelines(timelines, labels, title, args.draw);
+  std::cerr << "wrote " << args.draw << "\n";
+}
 
 int runSweepCommand(const SimArgs& args, const HostProgram* parsed) {
   std::vector<sim::SweepAxis> axes;
@@ -34,13 +74,8 @@ int runSweepCommand(const SimArgs& args, const HostProgram* parsed) {
     if (parsed == nullptr) applyWorkloadFlags(a.flags, simDefaults());
   }
   auto one = [&](const sim::SweepConfig& c) {
-    SimArgs a = args;
-    a.trace.clear();
-    for (const auto& [k, v] : c) applySetting(a, k, v, parsed == nullptr);
-    sim::Machine m = loadMachineFor(a.machine, a.nodes, a.gpusPerNode);
     Prepared p;
-    prepare(a, parsed, p);
-    return sim::summarize(sim::simulate(*p.program, m, p.options), c);
+    return sim::summarize(simulateSetting(args, parsed, c, p), c);
   };
   bool tty = ::isatty(STDERR_FILENO) != 0;
   auto outcomes = sim::runSweep(configs, one, 0, tty ? std::function<void(size_t, size_t)>(drawProgress) : nullptr);
@@ -51,6 +86,7 @@ int runSweepCommand(const SimArgs& args, const HostProgram* parsed) {
     std::cout << "braid sim --sweep: " << args.target << ", " << configs.size() << " configurations\n"
               << sim::sweepTable(ranked);
   }
+  if (!args.draw.empty()) drawSweepEnds(args, parsed, ranked);
   return ranked.empty() || !ranked.front().ok() ? 1 : 0;
 }
 
@@ -68,6 +104,9 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--json", args->json, "print the results as one JSON object");
       sub.add_option("--timeline", args->timeline, "write the predicted timeline (docs/TIMELINE.md) to FILE");
       sub.add_option("--trace", args->trace, "write a Chrome/Perfetto trace to FILE (open it in ui.perfetto.dev)");
+      sub.add_option("--draw", args->draw,
+                     "draw the predicted timeline into FILE (.svg, .png or .dot; with --sweep: the fastest and "
+                     "slowest configurations on one time scale)");
       sub.add_option("--sweep", args->sweep,
                      "simulate every combination of KEY=V1,V2,... (workload flags, file bindings, machine, nodes) "
                      "in parallel and rank them")
@@ -83,6 +122,7 @@ BRAID_REGISTER_COMMAND(Command{
         if (args->target.empty()) throw Error("a host IR file or a workload name is required");
         std::optional<HostProgram> parsed = parseTarget(*args);
         const HostProgram* program = parsed ? &*parsed : nullptr;
+        if (!args->draw.empty()) viz::pictureFormatOf(args->draw);  // a bad extension fails before simulating
         if (!args->sweep.empty()) {
           if (!args->timeline.empty() || !args->trace.empty())
             throw Error("--timeline and --trace describe one configuration; drop them or --sweep");
@@ -92,19 +132,15 @@ BRAID_REGISTER_COMMAND(Command{
         Prepared p;
         prepare(*args, program, p);
         sim::SimResult r = sim::simulate(*p.program, machine, p.options);
-        if (!args->timeline.empty() || !args->trace.empty()) {
+        if (!args->timeline.empty() || !args->trace.empty() || !args->draw.empty()) {
           Timeline t = sim::toTimeline(r, p.name);
           if (!args->timeline.empty()) writeTimelineFile(t, args->timeline);
-          if (!args->trace.empty()) {
-            viz::TraceOptions to;
-            for (size_t gpu = 0; gpu < r.engine.busySms.size(); ++gpu) {
-              viz::TraceCounter c;
-              c.rank = r.graph.ranks[gpu];
-              c.name = "busy SMs";
-              for (const auto& pt : r.engine.busySms[gpu]) c.points.emplace_back(pt.us, pt.value);
-              to.counters.push_back(std::move(c));
-            }
-            viz::writeChromeTrace(t, args->trace, to);
+          if (!args->trace.empty()) viz::writeChromeTrace(t, args->trace, smCounterTracks(r));
+          if (!args->draw.empty()) {
+            std::string folded = foldedRanksNote(r);
+            drawSimulatedTimelines({t}, {"predicted on " + r.machine.name + (folded.empty() ? "" : " (" + folded + ")")},
+                                   "", args->draw);
+            std::cerr << "wrote " << args->draw << "\n";
           }
         }
         std::cout << (args->json ? sim::resultJson(r, p.name) + "\n" : sim::formatSummary(r, p.name));

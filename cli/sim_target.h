@@ -26,6 +26,7 @@ struct SimArgs {
   bool json = false;
   std::string timeline;
   std::string trace;
+  std::string draw;  // a picture of the predicted timeline (sim --draw)
   std::vector<std::string> sweep;
   bool noFold = false;
   bool printMachine = false;

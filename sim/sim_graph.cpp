@@ -137,7 +137,8 @@ DepKind depOf(sem::EdgeKind k) {
   return DepKind::kStream;
 }
 
-// "NCCL team (0 1 2 ... 8191)" -> "NCCL team (0-8191)": communicator names of big teams stay short.
+// "NCCL team (0 1 2 ... 7)" -> "NCCL team (0-7)": communicator names of teams of more than four
+// ranks stay short enough for a trace's or a picture's lane label.
 std::string shortCommunicatorName(const std::string& key) {
   auto open = key.find('(');
   auto close = key.rfind(')');
@@ -145,7 +146,7 @@ std::string shortCommunicatorName(const std::string& key) {
   std::vector<int64_t> ranks;
   std::istringstream in(key.substr(open + 1, close - open - 1));
   for (int64_t r; in >> r;) ranks.push_back(r);
-  if (ranks.size() <= 8) return key;
+  if (ranks.size() <= 4) return key;
   std::string out;
   size_t i = 0, ranges = 0;
   while (i < ranks.size()) {
