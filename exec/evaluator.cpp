@@ -4,6 +4,7 @@
 #include "exec/evaluator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "exec/tensor_ops.h"
@@ -202,6 +203,7 @@ std::vector<at::Tensor> Evaluator::run(const std::vector<at::Tensor>& inputs) {
   scalars_[kNumberOfStreams] = options_.numberOfStreams;
   scalars_[kRank] = comm_.rank();
   scalars_[kDeviceIdxX] = comm_.rank();
+  auto t0 = std::chrono::steady_clock::now();
   device_->beginRun();
   bindInputs(inputs);
   runScope(program_.body(), 0);
@@ -211,6 +213,7 @@ std::vector<at::Tensor> Evaluator::run(const std::vector<at::Tensor>& inputs) {
   device_->setCurrentStream(0);
   for (auto& p : pending_) p.work->wait();
   pending_.clear();
+  issueUs_ = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   if (!device_->capturing()) comm_.drain();
   device_->finishRun();
   std::vector<at::Tensor> outs;

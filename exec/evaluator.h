@@ -72,6 +72,8 @@ class Evaluator {
   const std::vector<TimedStatement>& timed() const { return timed_; }
   // Statements executed by the last run (the host instructions, for per-instruction overhead).
   int64_t executedStatements() const { return executed_; }
+  // Host time of the last run up to its final wait (the time to issue its work), microseconds.
+  double lastIssueUs() const { return issueUs_; }
 
  private:
   struct Pending {
@@ -115,7 +117,8 @@ class Evaluator {
   std::map<std::string, int32_t> streamVars_, namedStreams_;
   std::map<int64_t, int32_t> indexedStreams_;
   int32_t nextSlot_ = 1;
-  bool coalescing_ = false;  // between StartCoalescing and EndCoalescing (P2P timed as the group)
+  bool coalescing_ = false;
+  double issueUs_ = 0;  // between StartCoalescing and EndCoalescing (P2P timed as the group)
   std::vector<TimedStatement> timed_;
 };
 

@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -508,14 +510,46 @@ class NcclCommunicator : public Communicator {
       if (bytes.size() != sizeof(id)) throw Error("the NCCL id of team " + t->name + " in the store is malformed");
       std::memcpy(&id, bytes.data(), sizeof(id));
     }
-    c10::cuda::CUDAGuard guard(device_);
-    nccl(ncclCommInitRank(&t->comm, static_cast<int>(members.size()), id, t->index), "ncclCommInitRank");
+    t->comm = initComm(id, static_cast<int>(members.size()), t->index, t->name);
     checkCuda(cudaStreamCreateWithFlags(&t->raw, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     t->stream = c10::cuda::getStreamFromExternal(t->raw, device_);
     checkCuda(cudaEventCreateWithFlags(&t->post, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     Team& ref = *t;
     teams_.emplace(members, std::move(t));
     return ref;
+  }
+
+  // ncclCommInitRank blocks until every member called it; it runs on a helper thread so that a
+  // member that never comes (dead, or not started) ends in an error after the timeout instead of
+  // a hang. (The helper stays blocked then; the rank reports the error and exits.)
+  ncclComm_t initComm(ncclUniqueId id, int n, int index, const std::string& name) {
+    struct Shared {
+      std::mutex mu;
+      std::condition_variable cv;
+      bool done = false;
+      ncclResult_t result = ncclSuccess;
+      ncclComm_t comm = nullptr;
+    };
+    auto sh = std::make_shared<Shared>();
+    c10::DeviceIndex dev = device_;
+    std::thread([sh, id, n, index, dev] {
+      cudaSetDevice(dev);
+      ncclComm_t c = nullptr;
+      ncclResult_t r = ncclCommInitRank(&c, n, id, index);
+      std::lock_guard<std::mutex> lock(sh->mu);
+      sh->result = r;
+      sh->comm = c;
+      sh->done = true;
+      sh->cv.notify_all();
+    }).detach();
+    std::unique_lock<std::mutex> lock(sh->mu);
+    if (!sh->cv.wait_for(lock, rv_.timeout, [&] { return sh->done; }))
+      throw Error("rank " + std::to_string(rv_.rank) + ": NCCL: creating the communicator of team " + name +
+                  (context_.empty() ? std::string() : " for " + context_) + " did not complete within " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(rv_.timeout).count()) +
+                  " s (a member that never joined: dead, hung or not started)");
+    nccl(sh->result, "ncclCommInitRank");
+    return sh->comm;
   }
 
   void nccl(ncclResult_t r, const char* what) {
