@@ -7,7 +7,7 @@
 # 3. PyTorch's own bf16 GEMM at the same size, as the ceiling.
 # Usage: bench/gpu_exec_bench.sh BUILD_DIR [REPEAT]. Prints one table row per run.
 set -u
-B="$1/braid"
+B="$1/cli/braid"
 R="${2:-20}"
 export NCCL_NVLS_ENABLE=0
 row() {  # row LABEL FLOPS ARGS...: runs braid and prints wall, TFLOP/s, issue per instruction

@@ -419,7 +419,11 @@ class NcclCommunicator : public Communicator {
       for (auto& [user, staged] : op.copyBack) user.copy_(staged);
     }
     checkCuda(cudaEventRecord(op.ev->done, op.team->raw), "cudaEventRecord (done)");
-    outstanding_.push_back({op.ev, (context_.empty() ? op.what : context_) + " on team " + op.team->name});
+    // An event recorded while a graph is captured cannot be queried; a replay is waited for by
+    // the host as a whole.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    checkCuda(cudaStreamIsCapturing(op.team->raw, &capture), "cudaStreamIsCapturing");
+    if (capture == cudaStreamCaptureStatusNone) outstanding_.push_back({op.ev, (context_.empty() ? op.what : context_) + " on team " + op.team->name});
     return std::make_shared<NcclWork>(op.ev);
   }
 
