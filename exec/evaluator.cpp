@@ -485,7 +485,7 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         touched.push_back(out);
         waitOverlapping(touched, false);
         recordUses(touched);
-        OpContext ctx{&scalars_, false, std::nullopt};
+        OpContext ctx{&scalars_, false, std::nullopt, !device_->hostOrdered()};
         at::Tensor r = evalOp(op, ins, out, ctx);
         if (!out.defined()) bind(&s, otv, r);
         break;
@@ -510,7 +510,7 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         // The kernel: the unit's fusion, op by op, on names local to the unit.
         std::map<int, at::Tensor> local;
         for (size_t i = 0; i < ins.size(); ++i) local[f.inputs()[i]->name()] = ins[i];
-        OpContext ctx{&scalars_, false, std::nullopt};
+        OpContext ctx{&scalars_, false, std::nullopt, !device_->hostOrdered()};
         for (const Expr* e : f.exprs()) {
           std::vector<at::Tensor> eins;
           for (const TensorView* tv : e->inputs()) {
