@@ -7,14 +7,6 @@
 
 #ifdef BRAID_WITH_TORCH
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -26,6 +18,7 @@
 #include "ir/host_ir_text.h"
 #include "ir/timeline.h"
 #include "passes/lower.h"
+#include "tests/support/shell_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace braid::exec {
@@ -37,22 +30,10 @@ namespace {
     if (cudaDeviceCount() < (n)) GTEST_SKIP() << "needs " << (n) << " GPU(s), " << cudaDeviceCount() << " visible"; \
   } while (0)
 
-struct Cli {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Cli = testing::ShellResult;
 
 Cli runCli(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + " NCCL_NVLS_ENABLE=0 " + BRAID_CLI_PATH + std::string(" ") + args + " 2>&1";
-  Cli r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return testing::runBraidMerged(args, env + " NCCL_NVLS_ENABLE=0");
 }
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
@@ -231,17 +212,7 @@ TEST(GpuCli, CopyEngineProgramsAreRefusedUnlessMovedToNccl) {
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+int freePort() { return testing::freeLoopbackPort(); }
 
 // Rank 0 of a world of two whose rank 1 never starts: NCCL's communicator creation cannot
 // complete; the rank says so, naming itself and the team, and exits non-zero instead of hanging.
