@@ -35,8 +35,24 @@ BRAID_REGISTER_COMMAND(Command{
       auto a = std::make_shared<RunArgs>();
       RunConfig& c = a->cfg;
       sub.add_option("target", c.target, "host IR file, or a workload name (braid lower --list)")->required();
-      sub.add_option("--backend", c.backend, "execution backend (cpu: libtorch CPU tensors + Gloo)")
-          ->default_val("cpu");
+      sub.add_option("--backend", c.backend,
+                     "execution backend: cpu (libtorch CPU tensors + Gloo) or cuda (one GPU per rank, CUDA "
+                     "streams + NCCL; builds whose libtorch has CUDA)")
+          ->default_val("cpu")
+          ->check(CLI::IsMember({"cpu", "cuda"}));
+      sub.add_option("--backend-override", c.backendOverride,
+                     "run every communication on this transport whatever its backend= says: nccl (--backend "
+                     "cuda) or gloo (--backend cpu)")
+          ->check(CLI::IsMember({"nccl", "gloo"}));
+      sub.add_option("--timeline", c.timelineFile,
+                     "write the measured timeline (per-op CUDA events, every rank) as JSON (docs/TIMELINE.md)");
+      sub.add_option("--trace", c.traceFile, "write the measured timeline as a Chrome / Perfetto trace");
+      sub.add_option("--repeat", c.repeat, "timed runs after the checked one; prints host and wall times")
+          ->check(CLI::Range(int64_t{0}, int64_t{100000}));
+      sub.add_flag("--graph", c.graph,
+                   "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
+                   "outputs are checked");
+      sub.add_flag("!--no-poison", c.poison, "leave fresh buffers uninitialized instead of NaN (benchmarks)");
       sub.add_option("--ranks", c.ranks, "number of rank processes to start (default: the program's devices); "
                                          "ignored under torchrun / mpirun, which set the world");
       sub.add_option("--seed", c.seed, "seed of the random inputs")->default_val(0);
@@ -75,7 +91,8 @@ BRAID_REGISTER_COMMAND(Command{
         return runInExecModule(c);
       };
     },
-    "run a host program (file or workload) on CPU ranks with Gloo and check it against the reference"});
+    "run a host program (file or workload) on CPU ranks with Gloo, or on GPUs with NCCL, and check it "
+    "against the reference"});
 
 }  // namespace
 }  // namespace braid::cli

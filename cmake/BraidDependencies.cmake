@@ -84,14 +84,30 @@ endif()
 cmake_dependent_option(BRAID_WITH_GLOO "Gloo collectives for exec's CPU backend" ON
                        "BRAID_WITH_TORCH;BRAID_GLOO_FOUND" OFF)
 
-# CUDA + NCCL (exec's GPU backend), only on GPU machines.
-find_path(BRAID_NCCL_INCLUDE nccl.h)
-find_library(BRAID_NCCL_LIB nccl)
-include(CheckLanguage)
-check_language(CUDA)
+# c10d's store (TCPStore / FileStore), through which ranks exchange NCCL ids; part of libtorch,
+# its headers ship with Debian's libtorch-dev and with PyTorch wheels.
+set(BRAID_C10D_STORE_FOUND FALSE)
+if(Torch_FOUND)
+  find_path(BRAID_C10D_STORE_INCLUDE torch/csrc/distributed/c10d/TCPStore.hpp HINTS ${TORCH_INCLUDE_DIRS})
+  if(BRAID_C10D_STORE_INCLUDE)
+    set(BRAID_C10D_STORE_FOUND TRUE)
+  endif()
+endif()
+
+# CUDA + NCCL (exec's GPU backend), only when libtorch itself has CUDA (its libc10_cuda): Debian's
+# libtorch is CPU-only, so a machine with the CUDA toolkit but that libtorch builds no CUDA code.
+# Only the CUDA runtime's headers and library are needed (braid compiles no kernels of its own).
 set(BRAID_CUDA_FOUND FALSE)
-if(CMAKE_CUDA_COMPILER AND BRAID_NCCL_INCLUDE AND BRAID_NCCL_LIB)
-  set(BRAID_CUDA_FOUND TRUE)
+if(Torch_FOUND)
+  find_library(BRAID_C10_CUDA_LIB c10_cuda HINTS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)
+  if(BRAID_C10_CUDA_LIB)
+    find_package(CUDAToolkit QUIET)
+    find_path(BRAID_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    find_library(BRAID_NCCL_LIB nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+    if(CUDAToolkit_FOUND AND BRAID_NCCL_INCLUDE AND BRAID_NCCL_LIB)
+      set(BRAID_CUDA_FOUND TRUE)
+    endif()
+  endif()
 endif()
 cmake_dependent_option(BRAID_WITH_CUDA "exec's CUDA streams + NCCL backend" ON
                        "BRAID_WITH_TORCH;BRAID_CUDA_FOUND" OFF)

@@ -2,6 +2,7 @@
 // (see check.h).
 #ifdef BRAID_WITH_TORCH
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "exec/check.h"
+#include "exec/measured_timeline.h"
 #include "exec/reference.h"
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
@@ -124,15 +126,62 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
   }
 
   if (opt.beforeRun) opt.beforeRun(b);
+  const at::Device dev = opt.device ? opt.device->device() : at::Device(at::kCPU);
+  for (auto& t : local_inputs) t = t.to(dev);
   EvalOptions eo;
   eo.numberOfStreams = opt.numberOfStreams;
   eo.bindings = b;
   eo.onStatement = opt.onStatement;
+  eo.device = opt.device;
+  eo.poison = opt.poison;
   Evaluator ev(program, comm, eo);
+  CheckResult result;
+  const bool timeline = opt.timeline && opt.device;
+  if (timeline) {
+    comm.barrier();  // the ranks' start events then agree to within the barrier's skew
+    opt.device->setTiming(true);
+    comm.setTiming(true);
+  }
   if (opt.current) *opt.current = &ev;
   std::vector<at::Tensor> outs = ev.run(local_inputs);
   if (opt.current) *opt.current = nullptr;
+  if (timeline) {
+    result.timeline = measuredTimeline(ev.timed(), opt.device->spans(), rank);
+    opt.device->setTiming(false);
+    comm.setTiming(false);
+  }
   Bindings scalars = ev.scalars();
+  result.timings.statements = ev.executedStatements();
+  using Clock = std::chrono::steady_clock;
+  auto us = [](Clock::time_point a, Clock::time_point z) {
+    return std::chrono::duration<double, std::micro>(z - a).count();
+  };
+  if (opt.graph) {
+    if (!opt.device) throw Error("--graph needs --backend cuda");
+    result.timings.graph = true;
+    std::unique_ptr<Device::Captured> g = opt.device->capture([&] { outs = ev.run(local_inputs); });
+    for (int64_t i = 0; i <= opt.repeat; ++i) {
+      comm.barrier();
+      auto t0 = Clock::now();
+      g->replay();
+      auto t1 = Clock::now();
+      comm.drain();
+      opt.device->hostSynchronize();
+      auto t2 = Clock::now();
+      if (i == 0) continue;  // the first replay uploads the graph
+      result.timings.issueUs.push_back(us(t0, t1));
+      result.timings.wallUs.push_back(us(t0, t2));
+    }
+  } else {
+    for (int64_t i = 0; i < opt.repeat; ++i) {
+      comm.barrier();
+      auto t0 = Clock::now();
+      ev.run(local_inputs);
+      auto t2 = Clock::now();
+      result.timings.issueUs.push_back(ev.lastIssueUs());
+      result.timings.wallUs.push_back(us(t0, t2));
+    }
+  }
 
   // Gather every output to rank 0.
   std::vector<int64_t> team(static_cast<size_t>(world));
@@ -141,17 +190,19 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
   for (size_t o = 0; o < outs.size(); ++o) {
     at::Tensor local = outs[o].to(at::kDouble).contiguous();
     if (world == 1) {
-      per_rank[o].push_back(local);
+      per_rank[o].push_back(local.cpu());
       continue;
     }
     at::Tensor all = rank == 0 ? at::empty({world * local.numel()}, local.options()) : at::Tensor();
     comm.gather(team, local, all, 0)->wait();
-    if (rank == 0)
+    comm.drain();
+    if (rank == 0) {
+      all = all.cpu();
       for (int64_t r = 0; r < world; ++r)
         per_rank[o].push_back(all.narrow(0, r * local.numel(), local.numel()).view(local.sizes()));
+    }
   }
 
-  CheckResult result;
   result.checked = opt.check && ref;
   if (rank == 0) {
     // Errors here are rank 0's alone: report them as a failure, so every rank still agrees below.
@@ -197,8 +248,12 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     }
   }
   // Every rank learns rank 0's verdict.
-  at::Tensor verdict = at::full({1}, static_cast<int64_t>(result.failures), at::TensorOptions().dtype(at::kLong));
-  if (world > 1) comm.broadcast(team, verdict, 0)->wait();
+  at::Tensor verdict =
+      at::full({1}, static_cast<int64_t>(result.failures), at::TensorOptions().dtype(at::kLong).device(dev));
+  if (world > 1) {
+    comm.broadcast(team, verdict, 0)->wait();
+    comm.drain();
+  }
   result.failures = verdict.item<int64_t>();
   result.ok = result.failures == 0;
   return result;

@@ -13,6 +13,7 @@
 
 #include "exec/communicator.h"
 #include "exec/evaluator.h"
+#include "ir/timeline.h"
 #include "ir/host_ir.h"
 
 namespace braid::exec {
@@ -30,6 +31,23 @@ struct CheckOptions {
   // before anything runs; may throw to refuse the run (`braid run` verifies the program here).
   std::function<void(const Bindings&)> beforeRun;
   std::atomic<Evaluator*>* current = nullptr;  // set while the evaluator runs (watchdogs)
+  Device* device = nullptr;  // where the rank runs (null: CPU); inputs are moved there
+  bool poison = true;        // NaN-fill fresh buffers (EvalOptions::poison)
+  bool timeline = false;     // time every statement of the checked run (Device::setTiming)
+  int64_t repeat = 0;        // timed runs after the checked one (CheckResult::timings)
+  // CUDA graph: after one interpreted run (which creates communicators and library handles),
+  // capture the program once and replay it; the outputs checked are the replay's.
+  bool graph = false;
+};
+
+// Host and wall times of the timed runs, in microseconds. Every timed run starts right after a
+// barrier. `issueUs`: host time to issue the run (interpreted: the evaluator's walk of the
+// program; graph: the replay call); `wallUs`: until the device was idle again.
+struct RunTimings {
+  int64_t statements = 0;  // host instructions executed per run
+  bool graph = false;
+  std::vector<double> issueUs;
+  std::vector<double> wallUs;
 };
 
 struct CheckResult {
@@ -37,6 +55,8 @@ struct CheckResult {
   int64_t failures = 0;  // outputs that differ (rank 0's count)
   std::string report;    // rank 0: one line per output ("T3 [4, 8]: max abs err 0 ...: ok")
   bool checked = false;  // a reference was compared
+  Timeline timeline;     // this rank's measured ops (CheckOptions::timeline)
+  RunTimings timings;    // this rank's timed runs (CheckOptions::repeat)
 };
 
 // Every rank of `comm` calls this with the same program, reference and options. Inputs are full

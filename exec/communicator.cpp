@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "exec/store.h"
 #include "ir/error.h"
 
 #ifdef BRAID_WITH_GLOO
@@ -287,20 +288,7 @@ class GlooCommunicator : public Communicator {
  public:
   explicit GlooCommunicator(const Rendezvous& rv) : rv_(rv) {
     try {
-      c10::intrusive_ptr<c10d::Store> base;
-      if (!rv.storeFile.empty()) {
-        base = c10::make_intrusive<c10d::FileStore>(rv.storeFile, static_cast<int>(rv.worldSize));
-      } else {
-        c10d::TCPStoreOptions o;
-        o.port = static_cast<uint16_t>(rv.port);
-        o.isServer = rv.rank == 0 && !rv.storeIsExternal;
-        o.numWorkers = static_cast<size_t>(rv.worldSize);
-        o.waitWorkers = false;
-        o.timeout = rv.timeout;
-        base = c10::make_intrusive<c10d::TCPStore>(rv.masterAddr, o);
-      }
-      base->setTimeout(rv.timeout);
-      store_ = c10::make_intrusive<c10d::PrefixStore>(rv.prefix, base);
+      store_ = connectStore(rv);
       world_ = makeGroup("world", static_cast<int>(rv.rank), static_cast<int>(rv.worldSize));
     } catch (const Error&) {
       throw;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -40,6 +41,9 @@ class Work {
   // Blocks (CPU) / orders the current stream (GPU) until the operation completed. Throws
   // braid::Error when the operation failed or did not complete within the communicator's timeout.
   virtual void wait() = 0;
+  // Device timing (CUDA backends with timing on): the cudaEvent_t pair recorded around the
+  // operation on the communicator's stream, as void* so this header needs no CUDA; else nulls.
+  virtual std::pair<void*, void*> deviceEvents() const { return {nullptr, nullptr}; }
 };
 using WorkPtr = std::shared_ptr<Work>;
 
@@ -80,6 +84,15 @@ class Communicator {
   virtual WorkPtr endCoalescing() = 0;
   // Blocks until every rank of the world reached the barrier.
   virtual void barrier() = 0;
+
+  // The statement the next operations belong to ("ag.hir:12: Communication 41 (Allgather)"), for
+  // error and timeout reports of operations that fail later, on the device.
+  virtual void setContext(const std::string&) {}
+  // Blocks the host until every posted operation completed. The CUDA backends poll for errors
+  // and give up after the timeout (aborting their communicators); the CPU ones have nothing left.
+  virtual void drain() {}
+  // Record device events around each operation (Work::deviceEvents); CUDA backends only.
+  virtual void setTiming(bool) {}
 };
 
 // One rank, no transport: every collective over the team {0} is a local copy.
@@ -102,5 +115,12 @@ struct Rendezvous {
 bool haveGloo();
 // Connects every rank (blocks until all arrived or the timeout passed; throws braid::Error).
 std::unique_ptr<Communicator> makeGlooCommunicator(const Rendezvous& rv);
+
+// True when this build has the NCCL backend (exec/nccl_communicator.cpp).
+bool haveNccl();
+// NCCL on CUDA device `deviceIndex` (the current device of the rank's evaluator): one NCCL
+// communicator per team, created when a member first uses it from a unique id shared through
+// the rendezvous store; a world of one rank needs no store. Buffers must be on that device.
+std::unique_ptr<Communicator> makeNcclCommunicator(const Rendezvous& rv, int64_t deviceIndex);
 
 }  // namespace braid::exec

@@ -4,6 +4,7 @@
 #include "exec/evaluator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "exec/tensor_ops.h"
@@ -37,8 +38,8 @@ std::pair<uintptr_t, uintptr_t> regionOf(const at::Tensor& t) {
 }
 
 // A NaN-filled (or sentinel-filled) buffer: reads of never-written regions show up in checks.
-at::Tensor fresh(const std::vector<int64_t>& shape, at::ScalarType type, bool zero, bool poison) {
-  auto opts = at::TensorOptions().dtype(type);
+at::Tensor fresh(const std::vector<int64_t>& shape, at::ScalarType type, bool zero, bool poison, at::Device dev) {
+  auto opts = at::TensorOptions().dtype(type).device(dev);
   if (zero) return at::zeros(shape, opts);
   if (!poison) return at::empty(shape, opts);
   if (at::isFloatingType(type)) return at::full(shape, std::numeric_limits<double>::quiet_NaN(), opts);
@@ -46,10 +47,85 @@ at::Tensor fresh(const std::vector<int64_t>& shape, at::ScalarType type, bool ze
   return at::full(shape, -1234567, opts);
 }
 
+bool isCommunication(StmtKind k) {
+  return k == StmtKind::kCommunication || k == StmtKind::kP2PCommunication || k == StmtKind::kEndCoalescing;
+}
+
+// Statements that enqueue device work (or a stream wait) worth a place on a measured timeline.
+bool doesDeviceWork(StmtKind k) {
+  switch (k) {
+    case StmtKind::kAllocate:
+    case StmtKind::kHostOp:
+    case StmtKind::kPostOnStream:
+    case StmtKind::kSynchronize:
+    case StmtKind::kWait:
+      return true;
+    default:
+      return isCommunication(k);
+  }
+}
+
+std::string teamLane(const std::vector<int64_t>& team) {
+  std::string s = "NCCL team (";
+  for (size_t i = 0; i < team.size(); ++i) s += (i ? " " : "") + std::to_string(team[i]);
+  return s + ")";
+}
+
 }  // namespace
 
+void Evaluator::timeCommunication(const Stmt& s) {
+  int id = 0;
+  std::string lane = "NCCL world";
+  if (s.is<Communication>()) {
+    id = s.as<Communication>()->id;
+    lane = teamLane(s.as<Communication>()->team);
+  } else if (s.is<P2PCommunication>()) {
+    if (coalescing_) return;
+    id = s.as<P2PCommunication>()->id;
+  } else if (s.is<EndCoalescing>()) {
+    id = s.as<EndCoalescing>()->id;
+  }
+  auto it = works_.find(id);
+  if (it == works_.end() || !it->second) return;
+  auto [start, end] = it->second->deviceEvents();
+  int32_t token = device_->addSpan(start, end);
+  if (token >= 0) timed_.push_back({&s, token, iterationStr(), lane});
+}
+
 Evaluator::Evaluator(const HostProgram& program, Communicator& comm, EvalOptions options)
-    : program_(program), comm_(comm), options_(std::move(options)) {}
+    : program_(program), comm_(comm), options_(std::move(options)) {
+  device_ = options_.device;
+  if (!device_) {
+    cpu_ = makeCpuDevice();
+    device_ = cpu_.get();
+  }
+}
+
+int32_t Evaluator::resolveStream(const StreamRef& ref) {
+  if (ref.kind == StreamRef::Kind::kNamed) {
+    if (auto it = streamVars_.find(ref.name); it != streamVars_.end()) return it->second;
+    auto [it, inserted] = namedStreams_.try_emplace(ref.name, nextSlot_);
+    if (inserted) ++nextSlot_;
+    return it->second;
+  }
+  auto [it, inserted] = indexedStreams_.try_emplace(eval(ref.index), nextSlot_);
+  if (inserted) ++nextSlot_;
+  return it->second;
+}
+
+void Evaluator::recordUses(const std::vector<at::Tensor>& ts) {
+  if (device_->hostOrdered()) return;
+  for (const auto& t : ts) device_->recordUse(t);
+}
+
+std::string Evaluator::iterationStr() const {
+  std::string s;
+  for (const ForLoop* f : loops_) {
+    auto it = scalars_.find(f->index);
+    if (it != scalars_.end()) s += (s.empty() ? "" : ", ") + f->index + "=" + std::to_string(it->second);
+  }
+  return s;
+}
 
 std::string Evaluator::currentStatement() const {
   const Stmt* s = current_.load();
@@ -117,15 +193,29 @@ std::vector<at::Tensor> Evaluator::run(const std::vector<at::Tensor>& inputs) {
   works_.clear();
   pending_.clear();
   executed_ = 0;
+  coalescing_ = false;
+  timed_.clear();
+  streamVars_.clear();
+  namedStreams_.clear();
+  indexedStreams_.clear();
+  nextSlot_ = 1;
   scalars_ = options_.bindings;
   scalars_[kNumberOfStreams] = options_.numberOfStreams;
   scalars_[kRank] = comm_.rank();
   scalars_[kDeviceIdxX] = comm_.rank();
+  auto t0 = std::chrono::steady_clock::now();
+  device_->beginRun();
   bindInputs(inputs);
   runScope(program_.body(), 0);
   current_ = nullptr;
+  // Every transfer completes before the run ends (on CUDA: the default stream waits for them,
+  // then the host waits for the communicators, with their timeout, and for the device).
+  device_->setCurrentStream(0);
   for (auto& p : pending_) p.work->wait();
   pending_.clear();
+  issueUs_ = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  if (!device_->capturing()) comm_.drain();
+  device_->finishRun();
   std::vector<at::Tensor> outs;
   for (const TensorView* tv : program_.outputs()) outs.push_back(lookup(tv, "output"));
   return outs;
@@ -139,7 +229,8 @@ at::Tensor Evaluator::allocate(const TensorView& tv, bool zero) {
   // A Stream axis is one chunk only inside the loop over it (sem::allocatedPerStreamChunk).
   sem::ShapeMode mode;
   mode.streamChunk = sem::allocatedPerStreamChunk(tv, loops_);
-  return fresh(sem::bufferShape(tv, scalars_, mode), toScalarType(tv.dtype()), zero, options_.poison);
+  return fresh(sem::bufferShape(tv, scalars_, mode), toScalarType(tv.dtype()), zero, options_.poison,
+               device_->device());
 }
 
 void Evaluator::bind(const Stmt* s, const TensorView* tv, const at::Tensor& t) {
@@ -168,7 +259,8 @@ void Evaluator::waitFor(int id) {
 }
 
 void Evaluator::waitOverlapping(const std::vector<at::Tensor>& ts, bool collectives_only) {
-  if (pending_.empty()) return;
+  // On a device with streams only the program's own Wait / Synchronize order work.
+  if (pending_.empty() || !device_->hostOrdered()) return;
   std::vector<std::pair<uintptr_t, uintptr_t>> regions;
   for (const auto& t : ts)
     if (t.defined()) regions.push_back(regionOf(t));
@@ -221,6 +313,7 @@ void Evaluator::postCommunication(const Communication& c) {
       throw Error(std::string(communicationTypeName(c.type)) + " " + std::to_string(c.id) + " has no " + what);
   };
   waitOverlapping({in, out}, /*collectives_only=*/true);
+  comm_.setContext(where(c) + " " + std::to_string(c.id) + " (" + communicationTypeName(c.type) + ")");
   WorkPtr w;
   switch (c.type) {
     case CommunicationType::kAllgather:
@@ -289,6 +382,8 @@ void Evaluator::postP2P(const P2PCommunication& c) {
   at::Tensor buf = lookup(c.buffer, c.type == P2PType::kSend ? "send buffer" : "receive buffer");
   int64_t peer = eval(c.peer);
   waitOverlapping({buf}, /*collectives_only=*/true);
+  comm_.setContext(where(c) + " " + std::to_string(c.id) + (c.type == P2PType::kSend ? " (send" : " (recv") +
+                   " with rank " + std::to_string(peer) + ")");
   WorkPtr w = c.type == P2PType::kSend ? comm_.send(buf, peer) : comm_.recv(buf, peer);
   record(c.id, w, {buf}, false);
 }
@@ -327,6 +422,10 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
   current_ = &s;
   if (options_.onStatement) options_.onStatement(s, executed_);
   ++executed_;
+  // Device timing: events around the statement's work on the current stream (communications
+  // are timed on their communicator's stream instead, below).
+  const bool timeIt = device_->timing() && doesDeviceWork(s.kind());
+  const int32_t token = timeIt && !isCommunication(s.kind()) ? device_->beginOp() : -1;
   try {
     switch (s.kind()) {
       case StmtKind::kAllocate: {
@@ -355,9 +454,15 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         break;
       }
       case StmtKind::kGetCurrentStream:
+        // nvFuser keeps the first capture of a variable (a map insert that never overwrites).
+        streamVars_.try_emplace(s.as<GetCurrentStream>()->stream.name, device_->currentStream());
+        break;
       case StmtKind::kSetCurrentStream:
+        device_->setCurrentStream(resolveStream(s.as<SetCurrentStream>()->stream));
+        break;
       case StmtKind::kSynchronize:
-        break;  // no streams on CPU: every op runs on the host thread in program order
+        device_->synchronize(resolveStream(s.as<Synchronize>()->stream));
+        break;
       case StmtKind::kHostOp: {
         const Expr& op = *s.as<HostOp>()->op;
         std::vector<at::Tensor> ins;
@@ -379,7 +484,8 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         std::vector<at::Tensor> touched = ins;
         touched.push_back(out);
         waitOverlapping(touched, false);
-        OpContext ctx{&scalars_, false, std::nullopt};
+        recordUses(touched);
+        OpContext ctx{&scalars_, false, std::nullopt, !device_->hostOrdered()};
         at::Tensor r = evalOp(op, ins, out, ctx);
         if (!out.defined()) bind(&s, otv, r);
         break;
@@ -400,10 +506,11 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         for (const TensorView* tv : p->outputs)
           if (bound(tv)) touched.push_back(lookup(tv, "kernel output"));
         waitOverlapping(touched, false);
+        recordUses(touched);
         // The kernel: the unit's fusion, op by op, on names local to the unit.
         std::map<int, at::Tensor> local;
         for (size_t i = 0; i < ins.size(); ++i) local[f.inputs()[i]->name()] = ins[i];
-        OpContext ctx{&scalars_, false, std::nullopt};
+        OpContext ctx{&scalars_, false, std::nullopt, !device_->hostOrdered()};
         for (const Expr* e : f.exprs()) {
           std::vector<at::Tensor> eins;
           for (const TensorView* tv : e->inputs()) {
@@ -439,9 +546,11 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         break;
       case StmtKind::kStartCoalescing:
         comm_.startCoalescing();
+        coalescing_ = true;
         break;
       case StmtKind::kEndCoalescing: {
         const auto* e = s.as<EndCoalescing>();
+        coalescing_ = false;
         WorkPtr w = comm_.endCoalescing();
         works_[e->id] = w;
         pending_.push_back(Pending{e->id, w, {}, false});
@@ -457,6 +566,12 @@ void Evaluator::exec(const Stmt& s, int loop_depth) {
         // LaunchKernel, ShareMemHandles, CollectivePermute, SymmetricContiguousView, select, slice
         // and scalar statements: verify and sim know them (ir/semantics); the executor does not yet.
         throw Error(std::string(stmtKindName(s.kind())) + " is not supported by braid run yet");
+    }
+    if (token >= 0) {
+      device_->endOp(token);
+      timed_.push_back({&s, token, iterationStr(), ""});
+    } else if (timeIt) {
+      timeCommunication(s);
     }
   } catch (const Error& e) {
     throw Error(where(s) + ": " + e.what());

@@ -11,8 +11,11 @@
 // - PostOnStream runs its HostUnit's fusion op by op;
 // - Communications are posted asynchronously; `Wait` waits; an op that touches a buffer region
 //   of a pending transfer waits for it first (so CPU results never depend on stream timing);
-// - streams, events and Synchronize have no effect on CPU: every op runs on the host thread in
-//   program order (which is one valid schedule of the program's stream semantics).
+// - streams: the program's stream operands resolve to slots as in ir/semantics (slot 0 is the
+//   default stream) and the Device makes them real (exec/device.h). On CPU they have no effect:
+//   every op runs on the host thread in program order (one valid schedule of the program's
+//   stream semantics). On CUDA every op is enqueued on the current stream and only the program's
+//   Synchronize / Wait order streams.
 #pragma once
 
 #include <atomic>
@@ -24,6 +27,7 @@
 #include <ATen/ATen.h>
 
 #include "exec/communicator.h"
+#include "exec/device.h"
 #include "ir/host_ir.h"
 
 namespace braid::exec {
@@ -38,6 +42,17 @@ struct EvalOptions {
   // Called whenever a tensor is bound to a buffer or a view (statement null for inputs and
   // aliases): the differential test compares these with the semantics' regions.
   std::function<void(const Stmt*, const TensorView*, const at::Tensor&)> onBind;
+  // Where buffers live and streams run; null: the CPU (no streams). Not owned.
+  Device* device = nullptr;
+};
+
+// One statement whose device work was timed (Device::setTiming): `token` indexes
+// Device::spans() after the run; `lane` is the communicator's team for communications ("" else).
+struct TimedStatement {
+  const Stmt* stmt = nullptr;
+  int32_t token = -1;
+  std::string iteration;  // "StreamIdx=2, i=0"
+  std::string lane;
 };
 
 class Evaluator {
@@ -53,6 +68,12 @@ class Evaluator {
   const Bindings& scalars() const { return scalars_; }
   // "file:line: Wait" for the statement being executed (for watchdogs), "" when idle.
   std::string currentStatement() const;
+  // The timed statements of the last run, in execution order (empty unless the device times).
+  const std::vector<TimedStatement>& timed() const { return timed_; }
+  // Statements executed by the last run (the host instructions, for per-instruction overhead).
+  int64_t executedStatements() const { return executed_; }
+  // Host time of the last run up to its final wait (the time to issue its work), microseconds.
+  double lastIssueUs() const { return issueUs_; }
 
  private:
   struct Pending {
@@ -75,6 +96,10 @@ class Evaluator {
   void waitOverlapping(const std::vector<at::Tensor>& ts, bool collectives_only);
   void record(int id, WorkPtr w, const std::vector<at::Tensor>& ts, bool collective);
   int64_t eval(const Scalar& s) const;
+  int32_t resolveStream(const StreamRef& ref);
+  void recordUses(const std::vector<at::Tensor>& ts);
+  std::string iterationStr() const;
+  void timeCommunication(const Stmt& s);
 
   const HostProgram& program_;
   Communicator& comm_;
@@ -86,6 +111,15 @@ class Evaluator {
   std::vector<Pending> pending_;
   int64_t executed_ = 0;
   std::atomic<const Stmt*> current_{nullptr};
+  std::unique_ptr<Device> cpu_;  // used when options_.device is null
+  Device* device_ = nullptr;
+  // Stream slots, as ir/semantics resolves them: captured variables, uncaptured names, indices.
+  std::map<std::string, int32_t> streamVars_, namedStreams_;
+  std::map<int64_t, int32_t> indexedStreams_;
+  int32_t nextSlot_ = 1;
+  bool coalescing_ = false;
+  double issueUs_ = 0;  // between StartCoalescing and EndCoalescing (P2P timed as the group)
+  std::vector<TimedStatement> timed_;
 };
 
 }  // namespace braid::exec

@@ -96,7 +96,7 @@ namespace {
 // The type an op computes in.
 at::ScalarType computeType(at::ScalarType out, const OpContext& ctx) {
   if (ctx.forceType) return *ctx.forceType;
-  if (out == at::kHalf || out == at::kBFloat16) return at::kFloat;
+  if ((out == at::kHalf || out == at::kBFloat16) && !ctx.native16) return at::kFloat;
   return out;
 }
 

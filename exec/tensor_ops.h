@@ -38,6 +38,9 @@ struct OpContext {
   // Computes and stores everything in this type (the reference: kDouble); otherwise each op
   // computes in float32 for 16-bit floats and in the output's type else.
   std::optional<at::ScalarType> forceType;
+  // 16-bit floats compute in their own type (GPUs: cuBLAS accumulates in float32 and the tensor
+  // cores run at full rate; upcasting would run a bf16 GEMM on the float32 path, 15x slower).
+  bool native16 = false;
 };
 
 // Evaluates `op` on `inputs` (in op->inputs() order). When `out` is defined the result is

@@ -11,10 +11,13 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include "cli/exec_module/run_driver.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
+#include "exec/device.h"
+#include "exec/measured_timeline.h"
 #include "exec/evaluator.h"
 #include "exec/launcher.h"
 #include "ir/error.h"
@@ -23,6 +26,7 @@
 #include "ir/verifier.h"
 #include "passes/lower.h"
 #include "verify/checker.h"
+#include "viz/trace_writer.h"
 
 namespace braid::cli {
 
@@ -174,6 +178,55 @@ std::string bindingsStr(const Bindings& b) {
   return s;
 }
 
+// The copy-engine backend (backend=CUDA) is not implemented: such a program runs only with its
+// communications moved to NCCL explicitly. UCC likewise.
+void checkCommBackends(const HostProgram& program, const RunConfig& cfg) {
+  if (cfg.backend != "cuda" || cfg.backendOverride == "nccl") return;
+  std::string found;
+  forEachStmt(program.body(), [&](const Stmt& s, int) {
+    std::optional<CommBackend> b;
+    if (s.is<Communication>()) b = s.as<Communication>()->backend;
+    if (s.is<P2PCommunication>()) b = s.as<P2PCommunication>()->backend;
+    if (b && *b != CommBackend::kNccl && found.empty())
+      found = (s.loc.known() ? s.loc.str() + ": " : std::string()) + stmtKindName(s.kind()) + " has backend=" +
+              commBackendName(*b);
+  });
+  if (!found.empty())
+    throw Error(found + ", which braid run does not implement (the copy-engine / CUDA IPC and UCC transports are "
+                "not written yet); --backend-override nccl runs every communication over NCCL");
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Every rank writes its part of the measured timeline next to FILE; after a barrier rank 0
+// merges them into FILE (and the trace), so ranks on one host (or a shared file system) suffice.
+void writeTimelines(const RunConfig& cfg, const CheckResult& r, Communicator& comm, const std::string& label,
+                    const std::string& machine) {
+  const std::string base = cfg.timelineFile.empty() ? cfg.traceFile + ".timeline.json" : cfg.timelineFile;
+  const int64_t rank = comm.rank(), world = comm.size();
+  auto part = [&](int64_t k) { return base + ".rank" + std::to_string(k) + ".part"; };
+  if (world > 1) writeTimelineFile(r.timeline, part(rank));
+  comm.barrier();
+  if (rank != 0) return;
+  Timeline all = world > 1 ? Timeline() : r.timeline;
+  if (world > 1)
+    for (int64_t k = 0; k < world; ++k) {
+      appendTimeline(all, readTimelineFile(part(k)));
+      ::unlink(part(k).c_str());
+    }
+  all.source = "measured";
+  all.program = label;
+  all.machine = machine;
+  all.ranks = world;
+  all.meta["backend"] = comm.backendName();
+  if (!cfg.timelineFile.empty()) writeTimelineFile(all, cfg.timelineFile);
+  if (!cfg.traceFile.empty()) viz::writeChromeTrace(all, cfg.traceFile);
+}
+
 }  // namespace
 
 namespace {
@@ -183,7 +236,9 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
   const int64_t rank = env.rank;
   const int64_t world = env.worldSize;
   std::atomic<Evaluator*> current{nullptr};
-  Watchdog dog(cfg.timeoutSec, rank, [&current] {
+  const bool cuda = cfg.backend == "cuda";
+  // On CUDA the communicator's own timeout (which aborts NCCL and names the operation) comes first.
+  Watchdog dog(cfg.timeoutSec + (cuda ? 10 : 0), rank, [&current] {
     Evaluator* e = current.load();
     return e ? e->currentStatement() : std::string();
   });
@@ -195,8 +250,11 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     throw Error(prep.label + " needs " + std::to_string(prep.devices) + " ranks but runs on " + std::to_string(world) +
                 ": run with --ranks " + std::to_string(prep.devices));
 
+  checkCommBackends(program, cfg);
+  std::unique_ptr<Device> device;
+  if (cuda) device = makeCudaDevice(env.localRank);
   std::unique_ptr<Communicator> comm;
-  if (world == 1) {
+  if (world == 1 && !cuda) {
     comm = makeSelfCommunicator();
   } else {
     Rendezvous rv;
@@ -208,7 +266,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     rv.prefix = "braid/" + env.runId;
     rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeoutSec * 1000));
     if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
-    comm = makeGlooCommunicator(rv);
+    comm = cuda ? makeNcclCommunicator(rv, env.localRank) : makeGlooCommunicator(rv);
   }
 
   if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
@@ -221,6 +279,11 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
   co.inputFiles = cfg.inputFiles;
   co.saveOutputs = cfg.saveOutputs;
   co.current = &current;
+  co.device = device.get();
+  co.poison = cfg.poison;
+  co.timeline = !cfg.timelineFile.empty() || !cfg.traceFile.empty();
+  co.repeat = cfg.repeat;
+  co.graph = cfg.graph;
   if (!cfg.unsafe)
     co.beforeRun = [&](const Bindings& b) { refuseIfRejected(program, b, prep.streams, world, rank); };
   if (fault)
@@ -229,10 +292,22 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     };
   const Fusion* ref = prep.workload ? prep.workload->fusion.get() : nullptr;
   CheckResult r = runAndCheck(program, ref, *comm, co);
+  if (co.timeline) writeTimelines(cfg, r, *comm, prep.label, device->description());
+  if (!r.timings.wallUs.empty()) {
+    const RunTimings& t = r.timings;
+    double issue = median(t.issueUs);
+    std::ostringstream ts;
+    ts << "braid run: rank " << rank << " timing (" << (t.graph ? "CUDA graph replay" : "interpreted") << ", "
+       << t.wallUs.size() << " runs, median): wall " << median(t.wallUs) << " us, host issue " << issue << " us = "
+       << (t.statements ? issue / static_cast<double>(t.statements) : 0.0) << " us per host instruction ("
+       << t.statements << " instructions)\n";
+    std::cout << ts.str() << std::flush;
+  }
   if (rank != 0) return r.ok ? 0 : 1;
   std::ostringstream os;
   os << "braid run: " << prep.label << " on " << world << (world == 1 ? " rank" : " ranks") << " ["
-     << comm->backendName() << "], numberOfStreams=" << prep.streams << ", seed " << cfg.seed;
+     << comm->backendName() << (device ? ", " + device->description() : std::string())
+     << "], numberOfStreams=" << prep.streams << ", seed " << cfg.seed;
   if (!cfg.bindings.empty()) os << ", " << bindingsStr(cfg.bindings);
   os << "\n" << r.report;
   size_t n = program.outputs().size();
@@ -250,8 +325,16 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
 }  // namespace
 
 int runCommand(const RunConfig& cfg) {
-  if (cfg.backend != "cpu")
-    throw Error("--backend " + cfg.backend + " is not available: this build runs on CPU only (--backend cpu)");
+  const bool cuda = cfg.backend == "cuda";
+  if (cfg.backend != "cpu" && !cuda) throw Error("--backend " + cfg.backend + ": expected cpu or cuda");
+  if (cuda && !haveCuda())
+    throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
+                "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
+  if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
+  if (!cuda && cfg.backendOverride == "nccl") throw Error("--backend-override nccl needs --backend cuda");
+  if (!cuda && (cfg.graph || !cfg.timelineFile.empty() || !cfg.traceFile.empty()))
+    throw Error(std::string(cfg.graph ? "--graph" : "--timeline / --trace") +
+                " needs --backend cuda (CPU ops have no device clock or stream capture)");
   std::optional<RankEnv> env = detectRankEnv();
   if (env) {
     // One rank of a launched job: report errors here and leave at once (a Gloo process group
@@ -298,7 +381,10 @@ int runCommand(const RunConfig& cfg) {
       return 1;
     }
   }
-  if (!haveGloo())
+  if (cuda && ranks > cudaDeviceCount())
+    throw Error("--ranks " + std::to_string(ranks) + " with --backend cuda needs one GPU per rank, but " +
+                std::to_string(cudaDeviceCount()) + " GPU(s) are visible");
+  if (!cuda && !haveGloo())
     throw Error("braid was built without Gloo: only --ranks 1 runs on CPU (install libgloo-dev and reconfigure)");
   // Validate the input once here, so bad input fails with one message instead of N.
   {

@@ -16,30 +16,14 @@
 #include <sstream>
 
 #include "exec/communicator.h"
+#include "tests/support/shell_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-  double seconds = 0;
-};
+using Result = braid::testing::ShellResult;
 
-Result braid(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + (env.empty() ? "" : " ") + BRAID_CLI_PATH + std::string(" ") + args + " 2>&1";
-  auto start = std::chrono::steady_clock::now();
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
-}
+Result braid(const std::string& args, const std::string& env = "") { return braid::testing::runBraidMerged(args, env); }
 
 std::string tempFile(const std::string& name, const std::string& text) {
   static braid::testing::TempDir dir("braid_cli_run_");
@@ -183,18 +167,7 @@ TEST(CliRun, ImpossibleSizeIsRefusedBeforeAllocating) {
 
 namespace {
 
-int freePort() {
-  // A port the kernel considers free right now (as the braid launcher picks one).
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+int freePort() { return braid::testing::freeLoopbackPort(); }
 
 // The same binary as one rank of a job started by another launcher: two processes started by
 // hand with torchrun's (or OpenMPI's) environment, rank 0 serving the store.

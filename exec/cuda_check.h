@@ -1,0 +1,24 @@
+// CUDA and NCCL return-code checks for the CUDA backend: a failure becomes a braid::Error naming
+// the call, so a rank reports it and exits instead of continuing on a broken device.
+#pragma once
+
+#if defined(BRAID_WITH_TORCH) && defined(BRAID_WITH_CUDA)
+
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "ir/error.h"
+
+namespace braid::exec {
+
+inline void checkCuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear a non-sticky error so the report is about this call
+    throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
+  }
+}
+
+}  // namespace braid::exec
+
+#endif

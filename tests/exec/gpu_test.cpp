@@ -1,0 +1,252 @@
+// The CUDA backend on real GPUs (docs/EXEC.md, "CUDA"): every catalog workload's numbers on one
+// GPU (interpreted and replayed from a CUDA graph) and on two, stream semantics (a program that
+// misses a Synchronize races on the GPU, the synchronized one never does), measured timelines,
+// and faults (a member that never joins, a dead rank). Every test skips when the build has no
+// CUDA or no GPU is visible, so CI (no GPU) stays green; the CPU-side refusals run everywhere.
+#include <gtest/gtest.h>
+
+#ifdef BRAID_WITH_TORCH
+
+#include <fstream>
+#include <sstream>
+
+#include "catalog/workload.h"
+#include "exec/check.h"
+#include "exec/communicator.h"
+#include "exec/device.h"
+#include "exec/evaluator.h"
+#include "ir/host_ir_text.h"
+#include "ir/timeline.h"
+#include "passes/lower.h"
+#include "tests/support/shell_run.h"
+#include "tests/support/temp_dir.h"
+
+namespace braid::exec {
+namespace {
+
+#define NEED_GPUS(n)                                                                          \
+  do {                                                                                        \
+    if (!haveCuda()) GTEST_SKIP() << "built without CUDA";                                    \
+    if (cudaDeviceCount() < (n)) GTEST_SKIP() << "needs " << (n) << " GPU(s), " << cudaDeviceCount() << " visible"; \
+  } while (0)
+
+using Cli = testing::ShellResult;
+
+Cli runCli(const std::string& args, const std::string& env = "") {
+  return testing::runBraidMerged(args, env + " NCCL_NVLS_ENABLE=0");
+}
+
+bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+// ---- refusals that hold in every build ----
+
+TEST(GpuCli, GraphAndTimelineNeedTheCudaBackend) {
+  Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --graph");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--graph needs --backend cuda")) << r.out;
+  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --backend-override nccl");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--backend-override nccl needs --backend cuda")) << r.out;
+}
+
+#ifndef BRAID_WITH_CUDA
+TEST(GpuCli, CudaBackendSaysTheBuildHasNoCuda) {
+  Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --backend cuda");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "built without CUDA")) << r.out;
+}
+#endif
+
+// ---- one GPU ----
+
+std::unique_ptr<Communicator> ncclOfOne() {
+  Rendezvous rv;  // a world of one rank: no store
+  return makeNcclCommunicator(rv, 0);
+}
+
+// Every catalog workload on one GPU, with NCCL (a world of one), 1 and 3 streams, interpreted
+// and replayed from a CUDA graph: the same numbers as the float64 reference.
+TEST(Gpu, EveryWorkloadOnOneGpuInterpretedAndAsAGraph) {
+  NEED_GPUS(1);
+  auto device = makeCudaDevice(0);
+  auto comm = ncclOfOne();
+  for (const auto& info : workloadCatalog()) {
+    for (int64_t s : {1, 3}) {
+      for (bool graph : {false, true}) {
+        WorkloadParams p;
+        p.devices = 1;
+        p.streams = s;
+        p.m = 12 * s;
+        p.k = 8;
+        p.n = 10 * s;
+        Workload w = makeWorkload(info.name, p);
+        Workload to_lower = makeWorkload(info.name, p);
+        HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+        CheckOptions o;
+        o.numberOfStreams = s;
+        o.device = device.get();
+        o.graph = graph;
+        o.repeat = graph ? 2 : 0;
+        CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+        EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << (graph ? " graph" : "") << "\n" << r.report;
+      }
+    }
+  }
+}
+
+// A matmul on stream 1 into a poisoned buffer, then a copy of it on the default stream, with or
+// without the Synchronize that orders the copy after the matmul.
+std::string raceProgram(bool synchronized) {
+  return std::string(
+             "%HostIrContainer { (T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i1}, iS3{i2}]) -> "
+             "(T3_g_float[iS6{i0}, iS7{i2}]) :\n"
+             "  T2_g_float[iS4{i0}, iS5{i2}] = ALLOCATE(buffer=T2_g_float[iS4{i0}, iS5{i2}], mem_type=global, "
+             "size=( i0 * i2 ), zero_init=false, resets_to_zero=false)\n"
+             "  T3_g_float[iS6{i0}, iS7{i2}] = ALLOCATE(buffer=T3_g_float[iS6{i0}, iS7{i2}], mem_type=global, "
+             "size=( i0 * i2 ), zero_init=false, resets_to_zero=false)\n"
+             "  GetCurrentStream into Stream 0\n"
+             "  SetCurrentStream to Stream 1\n"
+             "  Synchronize Stream 0\n"
+             "  T2_g_float[iS4{i0}, iS5{i2}]\n"
+             "     = matmul(T0_g_float[iS0{i0}, iS1{i1}],\n"
+             "              T1_g_float[iS2{i1}, iS3{i2}])\n"
+             "  SetCurrentStream to Stream 0\n") +
+         (synchronized ? "  Synchronize Stream 1\n" : "") +
+         "  T3_g_float[iS6{i0}, iS7{i2}]\n"
+         "     = Set( T2_g_float[iS4{i0}, iS5{i2}], cache_op=Streaming )\n"
+         "} // %HostIrContainer\n";
+}
+
+TEST(Gpu, AMissingSynchronizeRacesAndTheSynchronizedProgramNever) {
+  NEED_GPUS(1);
+  auto device = makeCudaDevice(0);
+  auto comm = makeSelfCommunicator();
+  auto opts = at::TensorOptions().dtype(at::kFloat).device(device->device());
+  at::Tensor a = at::randn({4096, 4096}, opts), b = at::randn({4096, 4096}, opts);
+  at::Tensor want = at::matmul(a, b);
+  HostProgram racy = parseHostProgram(raceProgram(false), "racy.hir");
+  HostProgram good = parseHostProgram(raceProgram(true), "synchronized.hir");
+  EvalOptions eo;
+  eo.device = device.get();
+  int racesSeen = 0;
+  for (int i = 0; i < 5; ++i) {
+    Evaluator ev(good, *comm, eo);
+    at::Tensor got = ev.run({a, b})[0];
+    EXPECT_TRUE(at::allclose(got, want, 1e-3, 1e-3)) << "the synchronized program differs (run " << i << ")";
+    Evaluator bad(racy, *comm, eo);
+    at::Tensor raced = bad.run({a, b})[0];
+    racesSeen += at::allclose(raced, want, 1e-3, 1e-3) ? 0 : 1;
+  }
+  // A 4096^3 float matmul takes milliseconds; the unordered copy starts at once and reads the
+  // NaN-poisoned buffer.
+  EXPECT_GT(racesSeen, 0) << "the program without Synchronize never showed its race";
+}
+
+TEST(Gpu, MeasuredTimelineHasEveryStreamAndRoundTrips) {
+  NEED_GPUS(1);
+  auto device = makeCudaDevice(0);
+  auto comm = ncclOfOne();
+  WorkloadParams p;
+  p.devices = 1;
+  p.streams = 2;
+  p.m = 256;
+  p.k = 128;
+  p.n = 64;
+  Workload w = makeWorkload("ag_matmul", p);
+  Workload to_lower = makeWorkload("ag_matmul", p);
+  HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+  CheckOptions o;
+  o.numberOfStreams = 2;
+  o.device = device.get();
+  o.timeline = true;
+  CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+  ASSERT_TRUE(r.ok) << r.report;
+  ASSERT_FALSE(r.timeline.ops.empty());
+  bool worker = false, communicator = false, compute = false;
+  for (const auto& s : r.timeline.streams) {
+    worker |= s.kind == TimelineStreamKind::kWorker;
+    communicator |= s.kind == TimelineStreamKind::kCommunicator;
+  }
+  for (const auto& op : r.timeline.ops) {
+    EXPECT_GE(op.startUs, 0) << op.name;
+    EXPECT_GE(op.endUs, op.startUs) << op.name;
+    compute |= op.kind == TimelineOpKind::kCompute && op.endUs > op.startUs;
+  }
+  EXPECT_TRUE(worker && communicator && compute) << timelineToJson(r.timeline);
+  Timeline back = timelineFromJson(timelineToJson(r.timeline));
+  EXPECT_EQ(back.ops.size(), r.timeline.ops.size());
+}
+
+TEST(GpuCli, RunsOnOneGpuWithTimelineTraceGraphAndRepeat) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string tl = dir.path() + "/t.json", tr = dir.path() + "/t.trace.json";
+  Cli r = runCli("run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --timeline " +
+                 tl + " --trace " + tr + " --repeat 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "[nccl, cuda:0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "timing (interpreted, 3 runs")) << r.out;
+  Timeline t = readTimelineFile(tl);
+  EXPECT_EQ(t.source, "measured");
+  EXPECT_FALSE(t.ops.empty());
+  std::ifstream trace(tr);
+  EXPECT_TRUE(trace.good());
+  r = runCli("run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --graph --repeat 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "timing (CUDA graph replay, 3 runs")) << r.out;
+}
+
+TEST(GpuCli, CopyEngineProgramsAreRefusedUnlessMovedToNccl) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string f = dir.path() + "/ce.hir";
+  Cli low = runCli("lower allreduce --devices 1 --m 16 --k 8 --n 8 > " + f);
+  ASSERT_EQ(low.code, 0) << low.out;
+  ASSERT_EQ(std::system(("sed -i 's/backend=NCCL/backend=CUDA/g' " + f).c_str()), 0);
+  Cli r = runCli("run " + f + " --backend cuda --ranks 1 --reference allreduce --devices 1 --m 16 --k 8 --n 8");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "backend=CUDA")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--backend-override nccl")) << r.out;
+  r = runCli("run " + f + " --backend cuda --backend-override nccl --ranks 1 --reference allreduce --devices 1 "
+             "--m 16 --k 8 --n 8");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+int freePort() { return testing::freeLoopbackPort(); }
+
+// Rank 0 of a world of two whose rank 1 never starts: NCCL's communicator creation cannot
+// complete; the rank says so, naming itself and the team, and exits non-zero instead of hanging.
+TEST(GpuCli, AMemberThatNeverJoinsEndsInAnErrorNotAHang) {
+  NEED_GPUS(1);
+  std::string env = "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                    std::to_string(freePort()) + " TORCHELASTIC_RUN_ID=gpu_never_joins";
+  Cli r = runCli("run allreduce --backend cuda --devices 2 --m 16 --k 8 --n 8 --timeout 3", env);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "rank 0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "did not complete within")) << r.out;
+}
+
+// ---- two GPUs ----
+
+TEST(GpuCli, EveryWorkloadOnTwoGpus) {
+  NEED_GPUS(2);
+  for (const auto& info : workloadCatalog()) {
+    for (const char* protocol : {"A", "B"}) {
+      Cli r = runCli("run " + info.name + " --backend cuda --ranks 2 --m 32 --k 16 --n 16 --streams 2 --protocol " +
+                     protocol + " --timeout 60");
+      EXPECT_EQ(r.code, 0) << info.name << " protocol " << protocol << "\n" << r.out;
+    }
+  }
+}
+
+TEST(GpuCli, ADeadRankStopsTheOtherWithinTheTimeout) {
+  NEED_GPUS(2);
+  Cli r = runCli("run allreduce --backend cuda --ranks 2 --m 16 --k 8 --n 8 --timeout 10", "BRAID_EXEC_FAULT=1:exit:2");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "rank 1 failed first")) << r.out;
+}
+
+}  // namespace
+}  // namespace braid::exec
+
+#endif  // BRAID_WITH_TORCH
