@@ -32,6 +32,8 @@ struct RunConfig {
   std::optional<double> tolerance; // --tol: overrides the per-dtype tolerance
   bool verbose = false;
   bool unsafe = false;             // --unsafe: run a program that `braid verify` rejects
+  int64_t maxEvents = 0;           // --max-events (0: from the memory budget)
+  int64_t maxMemoryBytes = 0;      // --max-memory (0: half the machine's memory)
 };
 
 inline constexpr const char* kBuiltWithoutTorchMessage =

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "cli/budget_flags.h"
 #include "cli/command.h"
 #include "cli/workload_flags.h"
 #include "ir/host_ir_text.h"
@@ -37,6 +38,7 @@ struct SimArgs {
   bool noFold = false;
   bool printMachine = false;
   WorkloadFlags flags;
+  BudgetFlags budget;
 };
 
 // Sizes where communication and computation both matter on one H200 (measured-h200.md's
@@ -159,7 +161,8 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
 }
 
 std::optional<HostProgram> parseTarget(const SimArgs& a) {
-  if (std::filesystem::exists(a.target)) return parseHostProgramFile(a.target);
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(a.target, ec))) return parseHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
     for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;
@@ -215,10 +218,12 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("target", args->target, "host IR file, or a workload name (see `braid lower --list`)");
       sub.add_option("--machine", args->machine,
                      "machine preset (" + presetList() + ") or machine file (JSON, docs/MACHINES.md)");
-      sub.add_option("--nodes", args->nodes, "number of nodes (default: the machine's; grown to fit the ranks)");
-      sub.add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node (default: the machine's)");
-      sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
-      sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
+      sub.add_option("--nodes", args->nodes, "number of nodes (default: the machine's; grown to fit the ranks)")
+          ->check(rankCount());
+      sub.add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node (default: the machine's)")->check(rankCount());
+      sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)")->check(bindingSyntax());
+      sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)")
+          ->check(rankCount());
       sub.add_flag("--json", args->json, "print the results as one JSON object");
       sub.add_option("--timeline", args->timeline, "write the predicted timeline (docs/TIMELINE.md) to FILE");
       sub.add_option("--trace", args->trace, "write a Chrome/Perfetto trace to FILE (open it in ui.perfetto.dev)");
@@ -229,7 +234,9 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--no-fold", args->noFold, "simulate every rank even when ranks provably do the same work");
       sub.add_flag("--print-machine", args->printMachine, "print the machine file of --machine and exit");
       addWorkloadFlags(sub, args->flags, simDefaults());
+      addBudgetFlags(sub, args->budget);
       return [args] {
+        applyBudgetFlags(args->budget);
         if (args->printMachine) {
           std::cout << sim::machineToJson(loadMachineFor(args->machine, args->nodes, args->gpusPerNode)) << "\n";
           return 0;

@@ -16,7 +16,9 @@
 #include <set>
 #include <sstream>
 
+#include "ir/checked_math.h"
 #include "ir/host_ir_lexer.h"
+#include "ir/input_file.h"
 #include "ir/host_ir_printer_util.h"
 #include "ir/host_ir_text.h"
 #include "ir/scalar_parser.h"
@@ -272,7 +274,12 @@ class Parser {
       ts_.fail(t, "expected an indented body for the '" + std::string(what) + "' on line " +
                       std::to_string(owner.line) + ", found " + t.describe() +
                       (t.kind == TokenKind::kEnd ? "" : " at column " + std::to_string(t.col)));
+    // Every walk over statements recurses once per level: a file may not choose that depth.
+    if (++block_depth_ > kMaxBlockNesting)
+      ts_.fail(owner, "'" + std::string(what) + "' nested more than " + std::to_string(kMaxBlockNesting) +
+                          " levels deep (braid's limit)");
     block(out, t.col);
+    --block_depth_;
     if (ts_.atEnd() && !truncated_in_) truncated_in_ = &owner;
   }
 
@@ -1210,17 +1217,26 @@ class Parser {
     return *b;
   }
 
+  // A device id in 0 .. kMaxRanks-1, not yet in `seen` (a bitmap, so a long list is read in
+  // linear time): a mesh holding device 2^63-1 would otherwise count as "1 rank".
+  int64_t deviceId(std::vector<bool>& seen, const char* in) {
+    const Token& t = ts_.peek();
+    int64_t d = integer64("a device id");
+    if (d < 0 || d >= kMaxRanks)
+      ts_.fail(t, "device " + std::to_string(d) + " in the " + in + " is outside 0.." + std::to_string(kMaxRanks - 1) +
+                      " (braid runs at most " + std::to_string(kMaxRanks) + " ranks)");
+    if (seen.empty()) seen.assign(static_cast<size_t>(kMaxRanks), false);
+    if (seen[static_cast<size_t>(d)]) ts_.fail(t, "device " + std::to_string(d) + " appears twice in the " + in);
+    seen[static_cast<size_t>(d)] = true;
+    return d;
+  }
+
   // `(0 1 2 3)`: device ids, each once.
   std::vector<int64_t> team() {
     ts_.expect("(", "before the team list");
     std::vector<int64_t> out;
-    while (ts_.peek().kind == TokenKind::kNumber) {
-      const Token& t = ts_.peek();
-      int64_t d = integer64("a device id");
-      if (std::find(out.begin(), out.end(), d) != out.end())
-        ts_.fail(t, "device " + std::to_string(d) + " appears twice in the team");
-      out.push_back(d);
-    }
+    std::vector<bool> seen;
+    while (ts_.peek().kind == TokenKind::kNumber) out.push_back(deviceId(seen, "team"));
     ts_.expect(")", "after team list");
     return out;
   }
@@ -1376,13 +1392,8 @@ class Parser {
     ts_.expect("{", "after 'DeviceMesh'");
     std::vector<int64_t> devices;
     std::vector<int64_t> shape;
-    auto device = [&]() {
-      const Token& t = ts_.peek();
-      int64_t d = integer64("a device id");
-      if (std::find(devices.begin(), devices.end(), d) != devices.end())
-        ts_.fail(t, "device " + std::to_string(d) + " appears twice in the device mesh");
-      devices.push_back(d);
-    };
+    std::vector<bool> seen;
+    auto device = [&]() { devices.push_back(deviceId(seen, "device mesh")); };
     if (ts_.peek().is("{")) {
       int64_t row_len = -1, rows = 0;
       while (ts_.accept("{")) {
@@ -1504,6 +1515,8 @@ class Parser {
   FusionScope main_;
   std::set<int> comm_ids_;
   const Token* truncated_in_ = nullptr;  // the innermost FOR / IF / ELSE whose body the file ends in
+  static constexpr int kMaxBlockNesting = 100;  // FOR / IF / ELSE bodies inside each other
+  int block_depth_ = 0;
 };
 
 }  // namespace
@@ -1515,14 +1528,7 @@ HostProgram parseHostProgram(std::string_view text, const std::string& file) {
 
 namespace {
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open host IR file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error("cannot read host IR file '" + path + "'");
-  return ss.str();
-}
+std::string readFile(const std::string& path) { return readInputFile(path, "host IR file"); }
 
 // `Device ID = 12` alone on its line (any indentation): the device number, else -1.
 int64_t deviceIdLine(std::string_view line) {

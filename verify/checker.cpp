@@ -361,7 +361,7 @@ std::string formatJson(const VerifyResult& r, int indent) {
     }
     j["findings"].push_back(jf);
   }
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }
 
 }  // namespace braid::verify
