@@ -1097,6 +1097,25 @@ class Parser {
   // ---------------------------------------------------------------- Index definitions
 
   // `Index definitions:` then `  i84 = i82 % 8;` lines (NVFUSER_DUMP=host_ir(indices)).
+  // Operations in `s` with every symbol of `sizes` replaced by its expansion (iterative, saturating).
+  static int64_t expandedSize(const Scalar& s, const std::map<std::string, int64_t>& sizes) {
+    int64_t total = 0;
+    std::vector<const Scalar*> work{&s};
+    while (!work.empty()) {
+      const Scalar* x = work.back();
+      work.pop_back();
+      if (x->isSymbol()) {
+        auto it = sizes.find(x->name());
+        if (it != sizes.end()) total = saturatingAdd(total, it->second);
+      } else if (!x->isConst()) {
+        total = saturatingAdd(total, 1);
+        work.push_back(&x->lhs());
+        if (x->op() != ScalarOp::kNot) work.push_back(&x->rhs());
+      }
+    }
+    return total;
+  }
+
   void indexDefinitions() {
     ts_.next();
     ts_.next();
@@ -1120,6 +1139,7 @@ class Parser {
     std::map<std::string, const Scalar*> defs;
     for (const auto& [n, v] : prog_.indexDefinitions()) defs.emplace(n, &v);
     std::map<std::string, int> state;  // 1: on the path, 2: done
+    std::map<std::string, int64_t> expanded;  // operations of each definition once expanded
     std::vector<std::string> path;
     std::function<void(const std::string&)> visit = [&](const std::string& n) {
       int& s = state[n];
@@ -1132,10 +1152,23 @@ class Parser {
       }
       s = 1;
       path.push_back(n);
+      if (static_cast<int64_t>(path.size()) > kMaxScalarOperations)
+        throw ParseError(where.at(n), "index definitions depend on each other more than " +
+                                          std::to_string(kMaxScalarOperations) + " levels deep");
       for (const std::string& d : defs.at(n)->freeSymbols())
         if (defs.count(d)) visit(d);
       path.pop_back();
       state[n] = 2;
+      // Written out in the symbols they finally depend on (HostProgram::expandIndexDefinitions),
+      // definitions that use each other twice double at every level: i60 = i59 + i59 would be
+      // 2^60 operations. The expansion stays within the limit of one expression, which also
+      // bounds this walk's depth.
+      int64_t size = expandedSize(*defs.at(n), expanded);
+      if (size > kMaxScalarOperations)
+        throw ParseError(where.at(n), "the index definition of " + n + " expands into more than " +
+                                          std::to_string(kMaxScalarOperations) +
+                                          " operations (braid's limit on one expression)");
+      expanded[n] = size;
     };
     for (const auto& [n, v] : prog_.indexDefinitions()) visit(n);
   }
