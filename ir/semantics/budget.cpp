@@ -123,7 +123,7 @@ WorkBudget workBudget() {
 
 int64_t eventLimit() {
   WorkBudget b = workBudget();
-  return std::max<int64_t>(1, std::min(b.maxEvents, b.maxMemoryBytes / kBytesPerEvent));
+  return std::clamp<int64_t>(std::min(b.maxEvents, b.maxMemoryBytes / kBytesPerEvent), 1, kMaxEventIds);
 }
 
 void setShowProgress(bool on) { g_progress = on; }

@@ -17,6 +17,9 @@ namespace braid::sem {
 // name, stream and edge lists, and the happens-before vector clocks.
 inline constexpr int64_t kBytesPerEvent = 1024;
 
+// Events are numbered with int32 ids: no budget goes past this many.
+inline constexpr int64_t kMaxEventIds = int64_t{1} << 30;
+
 // The budget every event graph is built under. Zero fields take the defaults: memory, half the
 // machine's physical memory; events, that memory divided by kBytesPerEvent.
 struct WorkBudget {
@@ -27,7 +30,7 @@ struct WorkBudget {
 // Set once by the command line (--max-events, --max-memory); the library default otherwise.
 void setWorkBudget(const WorkBudget& b);
 // The budget in force, both fields resolved (> 0); the event limit is the smaller of maxEvents
-// and maxMemoryBytes / kBytesPerEvent.
+// and maxMemoryBytes / kBytesPerEvent, and at most kMaxEventIds.
 WorkBudget workBudget();
 int64_t eventLimit();
 

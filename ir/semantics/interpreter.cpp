@@ -21,7 +21,7 @@ void collectSymbols(const Scalar& s, std::set<std::string>& out) {
 // Refuses, before anything runs, a program whose estimated events exceed the budget: the message
 // says how many, where they come from and by how much they exceed it.
 void checkBudget(const HostProgram& p, const SemanticsOptions& o, int64_t numRanks, int64_t ranksRun) {
-  int64_t limit = o.maxEvents > 0 ? o.maxEvents : eventLimit();
+  int64_t limit = o.maxEvents > 0 ? std::min(o.maxEvents, kMaxEventIds) : eventLimit();
   WorkEstimate w = estimateWork(p, o, numRanks, ranksRun);
   if (w.events <= limit) return;
   char times[64];
@@ -165,7 +165,8 @@ EventGraph buildEventGraph(const HostProgram& p, const SemanticsOptions& o) {
     if (rank < 0 || rank >= g.numRanks)
       throw Error("a program is given for rank " + std::to_string(rank) + ", outside 0.." +
                   std::to_string(g.numRanks - 1));
-  detail::Interpreter interp(p, o, g, o.maxEvents > 0 ? o.maxEvents : eventLimit(), showProgress());
+  detail::Interpreter interp(p, o, g, o.maxEvents > 0 ? std::min(o.maxEvents, kMaxEventIds) : eventLimit(),
+                             showProgress());
   bool progress = showProgress() && g.ranks.size() > 1;
   for (size_t i = 0; i < g.ranks.size(); ++i) {
     if (progress) std::fprintf(stderr, "\rbraid: unrolling rank %zu of %zu, %zu events", i + 1, g.ranks.size(), g.events.size());
