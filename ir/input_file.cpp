@@ -45,28 +45,29 @@ std::string printableFileName(const std::string& name) {
 }
 
 std::string readInputFile(const std::string& path, const std::string& what, int64_t maxBytes) {
-  std::string shown = "'" + printableFileName(path) + "'";
+  // "PATH: message", as braid's other file errors.
+  std::string shown = printableFileName(path) + ": ";
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw Error("cannot open " + what + " " + shown + ": no such file");
-  if (S_ISDIR(st.st_mode)) throw Error(what + " " + shown + " is a directory, not a file");
+  if (::stat(path.c_str(), &st) != 0) throw Error(shown + "cannot open the " + what);
+  if (S_ISDIR(st.st_mode)) throw Error(shown + "is a directory, not a " + what);
   if (!S_ISREG(st.st_mode)) {
     const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
                        : S_ISCHR(st.st_mode)  ? "a character device"
                        : S_ISBLK(st.st_mode)  ? "a block device"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "not a regular file";
-    throw Error(what + " " + shown + " is " + kind + "; braid reads regular files only");
+    throw Error(shown + "is " + kind + ", not a " + what + " (braid reads regular files only)");
   }
   if (st.st_size > maxBytes)
-    throw Error(what + " " + shown + " has " + std::to_string(st.st_size) + " bytes, more than the " + mib(maxBytes) +
+    throw Error(shown + "the " + what + " has " + std::to_string(st.st_size) + " bytes, more than the " + mib(maxBytes) +
                 " braid reads");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + what + " " + shown);
+  if (!in) throw Error(shown + "cannot open the " + what);
   std::string text(static_cast<size_t>(st.st_size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (in.bad()) throw Error("cannot read " + what + " " + shown);
-  // A file that grew while read is read up to its size at open: the cap holds either way.
+  if (in.bad()) throw Error(shown + "cannot read the " + what);
+  // A file that grows while read is read up to its size at open: the cap holds either way.
   return text;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ir/host_ir_text.h"
 #include "ir/semantics/interpreter.h"
 #include "verify/checker_internal.h"
 
@@ -218,6 +219,30 @@ VerifyResult checkEventGraph(const sem::EventGraph& g, const VerifyOptions& o) {
   return res;
 }
 
+namespace {
+
+// The first statement of `p` whose printed form mentions `name` as a whole word: where an unbound
+// symbol is first needed, so the message can point there.
+const Stmt* firstMention(const HostProgram& p, const std::string& name) {
+  const Stmt* found = nullptr;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  forEachStmt(p.body(), [&](const Stmt& s, int) {
+    if (found || !s.loc.known()) return;
+    std::string text = printStmt(p, s);
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      bool starts = at == 0 || !word(text[at - 1]);
+      bool ends = at + name.size() >= text.size() || !word(text[at + name.size()]);
+      if (starts && ends) {
+        found = &s;
+        return;
+      }
+    }
+  });
+  return found;
+}
+
+}  // namespace
+
 VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
   std::set<std::string> unbound = sem::unboundSymbols(p, o.bindings);
   for (const auto& [rank, prog] : o.rankPrograms)
@@ -230,8 +255,12 @@ VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
     if (p.indexDefinitions().empty())
       hint = " (an index nvFuser computes, such as a peer or a slice index, is defined in the 'Index "
              "definitions' section that NVFUSER_DUMP=host_ir(indices) prints after the dump)";
-    throw Error("the program's sizes depend on unbound symbol(s): " + names +
-                "; bind each with --bind NAME=VALUE (the check is exact for the values given)" + hint);
+    std::string message = "the program's sizes depend on unbound symbol(s): " + names +
+                          "; bind each with --bind NAME=VALUE (the check is exact for the values given)" + hint;
+    // Located at the first statement that needs one of them (the first name, alphabetically).
+    if (const Stmt* s = firstMention(p, *unbound.begin()))
+      throw ParseError(s->loc, message + " (" + *unbound.begin() + " is first needed here)");
+    throw Error(message);
   }
   sem::SemanticsOptions so;
   so.bindings = o.bindings;
