@@ -130,7 +130,6 @@ class ScalarParser {
     else if (name == "abs") arity = 1;
     else return std::nullopt;
     const Token& fn = ts_.next();
-    countOperation(fn);
     ts_.next();  // (
     std::vector<Scalar> args;
     for (int i = 0; i < arity; ++i) {
@@ -142,12 +141,32 @@ class ScalarParser {
       return Scalar::binary(ScalarOp::kAdd, Scalar::binary(ScalarOp::kMul, c, a),
                             Scalar::binary(ScalarOp::kMul, Scalar::binary(ScalarOp::kSub, Scalar(1), c), b));
     };
-    if (name == "where") return where(args[0], args[1], args[2]);
-    if (name == "abs")
-      return where(Scalar::binary(ScalarOp::kLt, args[0], Scalar(0)), Scalar::binary(ScalarOp::kSub, Scalar(0), args[0]),
-                   args[0]);
-    bool is_max = name == "fmax" || name == "max";
-    return where(Scalar::binary(is_max ? ScalarOp::kGe : ScalarOp::kLe, args[0], args[1]), args[0], args[1]);
+    Scalar out;
+    if (name == "where") {
+      out = where(args[0], args[1], args[2]);
+    } else if (name == "abs") {
+      out = where(Scalar::binary(ScalarOp::kLt, args[0], Scalar(0)), Scalar::binary(ScalarOp::kSub, Scalar(0), args[0]),
+                  args[0]);
+    } else {
+      bool is_max = name == "fmax" || name == "max";
+      out = where(Scalar::binary(is_max ? ScalarOp::kGe : ScalarOp::kLe, args[0], args[1]), args[0], args[1]);
+    }
+    // The expansion repeats its operands (abs(x) holds x three times): nested, it grows
+    // geometrically, so its whole tree counts toward the limit (operands counted again).
+    countTree(out, fn);
+    return out;
+  }
+
+  void countTree(const Scalar& s, const Token& at) {
+    std::vector<const Scalar*> work{&s};
+    while (!work.empty()) {
+      const Scalar* x = work.back();
+      work.pop_back();
+      if (x->isConst() || x->isSymbol()) continue;
+      countOperation(at);
+      work.push_back(&x->lhs());
+      if (x->op() != ScalarOp::kNot) work.push_back(&x->rhs());
+    }
   }
 
   TokenStream& ts_;

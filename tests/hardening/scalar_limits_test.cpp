@@ -134,6 +134,14 @@ RC_GTEST_PROP(ScalarLimits, PrintParsesBack, ()) {
   RC_ASSERT(parseScalar(s.str()) == s);
 }
 
+TEST(ScalarLimits, NestedFunctionsCountTheirExpansion) {
+  // abs(x) is read as arithmetic that holds x three times: 60 of them would be 3^60 operations.
+  std::string text = "i0";
+  for (int i = 0; i < 60; ++i) text = "abs(" + text + ")";
+  EXPECT_THAT(errorOf([&] { parseScalar(text); }), HasSubstr("more than 4096 operations"));
+  EXPECT_EQ(parseScalar("abs(abs(i0))").evaluate({{"i0", -3}}), 3);
+}
+
 TEST(ScalarLimits, NestingBeyondTheParserIsRefusedLocated) {
   std::string deep = std::string(250, '(') + "i0" + std::string(250, ')');
   EXPECT_THAT(errorOf([&] { parseScalar(deep, "f.hir"); }), HasSubstr("f.hir:1:"));
