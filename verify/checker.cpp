@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "ir/host_ir_text.h"
+#include "ir/checked_math.h"
+#include "ir/semantics/budget.h"
 #include "ir/semantics/interpreter.h"
 #include "verify/checker_internal.h"
 
@@ -241,6 +244,30 @@ const Stmt* firstMention(const HostProgram& p, const std::string& name) {
   return found;
 }
 
+// The happens-before check needs an int per event and stream of every rank; a program over that
+// limit (8192 ranks x 64 streams, say) is refused before it is unrolled, not after. The estimate
+// counts streams a rank may not use, so it refuses only at twice the check's own limit.
+void refuseOversizedClocks(const HostProgram& p, const sem::SemanticsOptions& so) {
+  int64_t ranks = so.numRanks > 0 ? so.numRanks : sem::ranksFromProgram(p);
+  for (const auto& [rank, prog] : so.rankPrograms)
+    ranks = std::max({ranks, rank + 1, prog ? sem::ranksFromProgram(*prog) : 1});
+  int64_t streams = so.numberOfStreams;
+  if (auto it = so.bindings.find(kNumberOfStreams); it != so.bindings.end()) streams = it->second;
+  if (ranks <= 0 || ranks > kMaxRanks || streams <= 0 || streams > kMaxStreams) return;  // refused, located, later
+  sem::WorkEstimate w = sem::estimateWork(p, so, ranks, ranks);
+  double width = static_cast<double>(ranks) * static_cast<double>(streams + 2);
+  double entries = static_cast<double>(w.events) * width;
+  if (entries <= 2 * sem::kMaxClockEntries) return;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "too much work for the happens-before check: about %lld events x %.0f streams (%lld ranks x "
+                "(%lld + 2)) = %.3g vector-clock entries, %.0f times its limit of %.0f; use fewer ranks, streams or "
+                "iterations",
+                static_cast<long long>(w.events), width, static_cast<long long>(ranks), static_cast<long long>(streams),
+                entries, entries / sem::kMaxClockEntries, sem::kMaxClockEntries);
+  throw Error(buf);
+}
+
 }  // namespace
 
 VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
@@ -267,6 +294,7 @@ VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
   so.numRanks = o.ranks;
   so.numberOfStreams = o.streams;
   so.rankPrograms = o.rankPrograms;
+  refuseOversizedClocks(p, so);
   sem::EventGraph g = sem::buildEventGraph(p, so);
   VerifyResult res = checkEventGraph(g, o);
   res.program = p.sourceName;

@@ -17,6 +17,10 @@ namespace braid::sem {
 // name, stream and edge lists, and the happens-before vector clocks.
 inline constexpr int64_t kBytesPerEvent = 1024;
 
+// The happens-before check keeps one vector clock per event, an int per stream of every rank: it
+// refuses graphs with more entries than this (2.4 GB), and verify refuses up front what it would.
+inline constexpr double kMaxClockEntries = 6e8;
+
 // Events are numbered with int32 ids: no budget goes past this many.
 inline constexpr int64_t kMaxEventIds = int64_t{1} << 30;
 
