@@ -265,7 +265,9 @@ void refuseOversizedClocks(const HostProgram& p, const sem::SemanticsOptions& so
                 "iterations",
                 static_cast<long long>(w.events), width, static_cast<long long>(ranks), static_cast<long long>(streams),
                 entries, entries / sem::kMaxClockEntries, sem::kMaxClockEntries);
-  throw Error(buf);
+  std::string message = buf;
+  if (!w.largest.empty()) message += " (most events come from " + w.largest + ")";
+  throw Error(message);
 }
 
 }  // namespace

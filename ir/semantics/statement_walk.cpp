@@ -328,7 +328,14 @@ void Interpreter::runRank(int64_t rank, size_t pos) {
   int32_t entry = enqueue(EventKind::kEntry, nullptr, "program entry");
   for (const TensorView* in : prog_->inputs()) {
     if (state.bound.count(in)) continue;
-    int32_t b = newBuffer(in, bufferShape(*in, state.env), nullptr);
+    std::vector<int64_t> shape;
+    try {
+      shape = bufferShape(*in, state.env);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (" + in->nameStr() + " is an input of the program; on rank " +
+                  std::to_string(rank) + ")");
+    }
+    int32_t b = newBuffer(in, std::move(shape), nullptr);
     g_.buffers[static_cast<size_t>(b)].isInput = true;
     Region r = Region::contiguous(b, g_.buffers[static_cast<size_t>(b)].shape);
     retain(b);  // the caller's reference
