@@ -255,12 +255,14 @@ void refuseOversizedClocks(const HostProgram& p, const sem::SemanticsOptions& so
   if (auto it = so.bindings.find(kNumberOfStreams); it != so.bindings.end()) streams = it->second;
   if (ranks <= 0 || ranks > kMaxRanks || streams <= 0 || streams > kMaxStreams) return;  // refused, located, later
   sem::WorkEstimate w = sem::estimateWork(p, so, ranks, ranks);
+  // Over the event budget: buildEventGraph refuses it with the budget's message.
+  if (w.events > (so.maxEvents > 0 ? so.maxEvents : sem::eventLimit())) return;
   double width = static_cast<double>(ranks) * static_cast<double>(streams + 2);
   double entries = static_cast<double>(w.events) * width;
   if (entries <= 2 * sem::kMaxClockEntries) return;
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "too much work for the happens-before check: about %lld events x %.0f streams (%lld ranks x "
+                "too much work for the happens-before check: about %lld events x %.0f streams (%lld rank(s) x "
                 "(%lld + 2)) = %.3g vector-clock entries, %.0f times its limit of %.0f; use fewer ranks, streams or "
                 "iterations",
                 static_cast<long long>(w.events), width, static_cast<long long>(ranks), static_cast<long long>(streams),

@@ -332,8 +332,16 @@ void Interpreter::runRank(int64_t rank, size_t pos) {
     try {
       shape = bufferShape(*in, state.env);
     } catch (const Error& e) {
-      throw Error(std::string(e.what()) + " (" + in->nameStr() + " is an input of the program; on rank " +
-                  std::to_string(rank) + ")");
+      // Located at the input's first use: the header line that declares it has no statement.
+      std::string message = std::string(e.what()) + " (" + in->nameStr() + " is an input of the program, first used here)";
+      const Stmt* first = nullptr;
+      forEachStmt(prog_->body(), [&](const Stmt& s, int) {
+        if (first || !s.loc.known()) return;
+        for (const TensorView* tv : stmtTensors(s))
+          if (tv == in) first = &s;
+      });
+      if (first) throw locatedError(*first, message);
+      throw Error(message + " (on rank " + std::to_string(rank) + ")");
     }
     int32_t b = newBuffer(in, std::move(shape), nullptr);
     g_.buffers[static_cast<size_t>(b)].isInput = true;
