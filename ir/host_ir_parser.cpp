@@ -1105,8 +1105,10 @@ class Parser {
       const Scalar* x = work.back();
       work.pop_back();
       if (x->isSymbol()) {
+        // A use of another definition costs one more than its expansion, so a chain of plain
+        // renamings (i2 = i1; i3 = i2; ...) counts its length too.
         auto it = sizes.find(x->name());
-        if (it != sizes.end()) total = saturatingAdd(total, it->second);
+        if (it != sizes.end()) total = saturatingAdd(total, saturatingAdd(it->second, 1));
       } else if (!x->isConst()) {
         total = saturatingAdd(total, 1);
         work.push_back(&x->lhs());
@@ -1140,6 +1142,8 @@ class Parser {
     for (const auto& [n, v] : prog_.indexDefinitions()) defs.emplace(n, &v);
     std::map<std::string, int> state;  // 1: on the path, 2: done
     std::map<std::string, int64_t> expanded;  // operations of each definition once expanded
+    int64_t all_expanded = 0;
+    constexpr int64_t kMaxExpandedDefinitions = int64_t{1} << 20;
     std::vector<std::string> path;
     std::function<void(const std::string&)> visit = [&](const std::string& n) {
       int& s = state[n];
@@ -1169,6 +1173,11 @@ class Parser {
                                           std::to_string(kMaxScalarOperations) +
                                           " operations (braid's limit on one expression)");
       expanded[n] = size;
+      // The semantics expands every definition once per program: all of them together stay small.
+      all_expanded = saturatingAdd(all_expanded, size);
+      if (all_expanded > kMaxExpandedDefinitions)
+        throw ParseError(where.at(n), "the index definitions expand into more than " +
+                                          std::to_string(kMaxExpandedDefinitions) + " operations in all");
     };
     for (const auto& [n, v] : prog_.indexDefinitions()) visit(n);
   }

@@ -163,10 +163,21 @@ TEST_F(Hostile, IndexDefinitionsThatDoubleAreRefused) {
 
 TEST_F(Hostile, LongChainsOfIndexDefinitionsAreRefused) {
   std::string text = loopProgram("8") + "\nIndex definitions:\n";
-  for (int i = 1; i <= 100000; ++i) text += "  i" + std::to_string(100 + i) + " = i" + std::to_string(99 + i) + ";\n";
+  // Newest first, so that following them goes deep.
+  for (int i = 100000; i >= 1; --i) text += "  i" + std::to_string(100 + i) + " = i" + std::to_string(99 + i) + ";\n";
   Result r = hostile("print " + write("chain.hir", text));
   EXPECT_EQ(r.rc, 2);
-  EXPECT_THAT(r.err, AllOf(HasSubstr("chain.hir:"), HasSubstr("more than 4096 levels deep")));
+  EXPECT_THAT(r.err, HasSubstr("chain.hir:"));
+  EXPECT_THAT(r.err, ::testing::AnyOf(HasSubstr("more than 4096 levels deep"), HasSubstr("more than 4096 operations")));
+}
+
+TEST_F(Hostile, ManyDefinitionsOfALargeOneAreRefused) {
+  // One definition of 4000 operations, used by 1000 others: each expands to 4000, too many in all.
+  std::string text = loopProgram("8") + "\nIndex definitions:\n  i100 = " + sumOf(4000) + ";\n";
+  for (int i = 1; i <= 1000; ++i) text += "  i" + std::to_string(100 + i) + " = i100 + 1;\n";
+  Result r = hostile("print " + write("many.hir", text));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("many.hir:"), HasSubstr("operations in all")));
 }
 
 // ---- budgets before work ----
