@@ -44,6 +44,8 @@ int runSweepCommand(const SimArgs& args, const HostProgram* parsed) {
     return sim::summarize(sim::simulate(*p.program, m, p.options), c);
   };
   bool tty = ::isatty(STDERR_FILENO) != 0;
+  // Configurations unroll in parallel: the sweep's bar, not each one's unrolling, shows progress.
+  sem::setShowProgress(false);
   auto outcomes = sim::runSweep(configs, one, 0, tty ? std::function<void(size_t, size_t)>(drawProgress) : nullptr);
   auto ranked = sim::rankSweep(std::move(outcomes));
   if (args.json) {
