@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/sim_target.h"
 #include "ir/host_ir_text.h"
+#include "ir/semantics/budget.h"
 #include "ir/timeline.h"
 #include "passes/lower.h"
 #include "catalog/workload.h"
