@@ -1,10 +1,15 @@
 // The `braid` command: parses arguments with CLI11 and dispatches to the registered subcommands.
 // Errors from braid's libraries become a message on stderr and an exit code, never a crash.
+#include <unistd.h>
+
 #include <iostream>
 #include <map>
+#include <new>
 
 #include "cli/command.h"
+#include "ir/diagnostic.h"
 #include "ir/error.h"
+#include "ir/semantics/budget.h"
 
 #ifndef BRAID_VERSION
 #define BRAID_VERSION "0.0.0"
@@ -45,12 +50,20 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  // Long unrolling shows its progress, on a terminal only (never in a pipe or a log).
+  braid::sem::setShowProgress(::isatty(STDERR_FILENO) != 0);
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
     try {
       return run();
     } catch (const braid::Error& e) {
-      std::cerr << "braid " << sub->get_name() << ": " << e.what() << "\n";
+      std::cerr << "braid " << sub->get_name() << ": " << braid::formatDiagnostic(e) << "\n";
+      return 2;
+    } catch (const std::bad_alloc&) {
+      // The budgets refuse what they can foresee; this is the net under them.
+      std::cerr << "braid " << sub->get_name()
+                << ": out of memory: the input is too large for this machine (lower --max-memory / --max-events "
+                   "to be refused up front, or use smaller sizes)\n";
       return 2;
     } catch (const std::exception& e) {
       std::cerr << "braid " << sub->get_name() << ": internal error: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/budget_flags.h"
 #include "cli/command.h"
 #include "cli/exec_module.h"
 #include "cli/workload_flags.h"
@@ -17,6 +18,7 @@ struct RunArgs {
   std::vector<std::string> binds;
   std::vector<std::string> inputs;
   WorkloadFlags flags;
+  BudgetFlags budget;
   bool no_check = false;
   bool check = false;
   double tol = -1;
@@ -54,13 +56,16 @@ BRAID_REGISTER_COMMAND(Command{
                    "outputs are checked");
       sub.add_flag("!--no-poison", c.poison, "leave fresh buffers uninitialized instead of NaN (benchmarks)");
       sub.add_option("--ranks", c.ranks, "number of rank processes to start (default: the program's devices); "
-                                         "ignored under torchrun / mpirun, which set the world");
+                                         "ignored under torchrun / mpirun, which set the world")
+          ->check(rankCount());
       sub.add_option("--seed", c.seed, "seed of the random inputs")->default_val(0);
       sub.add_flag("--check", a->check, "compare outputs with the float64 reference (default)");
       sub.add_flag("--no-check", a->no_check, "only run and print output checksums");
       sub.add_option("--timeout", c.timeoutSec, "seconds before a stuck run is stopped (every rank)")
-          ->default_val(60);
+          ->default_val(60)
+          ->check(CLI::Range(0.001, 1e6));
       sub.add_option("--bind", a->binds, "bind a free symbol of a file: --bind i0=64 (repeatable)")
+          ->check(bindingSyntax())
           ->expected(1)
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
       sub.add_option("--input", a->inputs, "load a full input tensor: --input T0=path.npy (repeatable)")
@@ -68,15 +73,20 @@ BRAID_REGISTER_COMMAND(Command{
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
       sub.add_option("--save-outputs", c.saveOutputs, "write the gathered outputs as DIR/T<n>.npy");
       sub.add_option("--reference", c.referenceWorkload, "check a FILE against this workload's fusion");
-      sub.add_option("--tol", a->tol, "relative tolerance (default per dtype: float 1e-5, bf16 2e-2)");
+      CLI::Option* tol = sub.add_option("--tol", a->tol, "relative tolerance (default per dtype: float 1e-5, bf16 2e-2)")
+          ->check(CLI::Range(0.0, 1e300).description("a tolerance >= 0"));
       sub.add_flag("--verbose", c.verbose, "print the host program that runs (rank 0)");
       sub.add_flag("--unsafe", c.unsafe,
                    "run a program that `braid verify` rejects (by default braid run verifies it first for "
                    "the sizes, ranks and streams it runs with, and refuses it)");
       // Workload size and lowering flags, as `braid lower` (--devices defaults to --ranks).
       addWorkloadFlags(sub, a->flags, c.params);
-      return [a] {
+      addBudgetFlags(sub, a->budget);
+      return [a, tol] {
         RunConfig& c = a->cfg;
+        if (tol->count() && !(a->tol >= 0 && a->tol < 1e300)) throw Error("--tol must be a number >= 0");
+        c.maxEvents = a->budget.maxEvents;
+        c.maxMemoryBytes = applyBudgetFlags(a->budget);
         if (a->check && a->no_check) throw Error("--check and --no-check contradict each other");
         c.check = !a->no_check;
         if (a->tol >= 0) c.tolerance = a->tol;

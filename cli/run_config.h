@@ -38,6 +38,8 @@ struct RunConfig {
   int64_t repeat = 0;              // --repeat N: timed runs after the checked one
   bool graph = false;              // --graph: capture once as a CUDA graph, replay
   bool poison = true;              // --no-poison: leave fresh buffers uninitialized (benchmarks)
+  int64_t maxEvents = 0;           // --max-events (0: from the memory budget)
+  int64_t maxMemoryBytes = 0;      // --max-memory (0: half the machine's memory)
 };
 
 inline constexpr const char* kBuiltWithoutTorchMessage =

@@ -10,10 +10,12 @@
 #include <mutex>
 #include <optional>
 
+#include "cli/budget_flags.h"
 #include "cli/command.h"
 #include "cli/sim_outputs.h"
 #include "cli/sim_target.h"
 #include "ir/host_ir_text.h"
+#include "ir/semantics/budget.h"
 #include "ir/timeline.h"
 #include "passes/lower.h"
 #include "catalog/workload.h"
@@ -78,6 +80,8 @@ int runSweepCommand(const SimArgs& args, const HostProgram* parsed) {
     return sim::summarize(simulateSetting(args, parsed, c, p), c);
   };
   bool tty = ::isatty(STDERR_FILENO) != 0;
+  // Configurations unroll in parallel: the sweep's bar, not each one's unrolling, shows progress.
+  sem::setShowProgress(false);
   auto outcomes = sim::runSweep(configs, one, 0, tty ? std::function<void(size_t, size_t)>(drawProgress) : nullptr);
   auto ranked = sim::rankSweep(std::move(outcomes));
   if (args.json) {
@@ -97,10 +101,12 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("target", args->target, "host IR file, or a workload name (see `braid lower --list`)");
       sub.add_option("--machine", args->machine,
                      "machine preset (" + presetList() + ") or machine file (JSON, docs/MACHINES.md)");
-      sub.add_option("--nodes", args->nodes, "number of nodes (default: the machine's; grown to fit the ranks)");
-      sub.add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node (default: the machine's)");
-      sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
-      sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
+      sub.add_option("--nodes", args->nodes, "number of nodes (default: the machine's; grown to fit the ranks)")
+          ->check(rankCount());
+      sub.add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node (default: the machine's)")->check(rankCount());
+      sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)")->check(bindingSyntax());
+      sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)")
+          ->check(rankCount());
       sub.add_flag("--json", args->json, "print the results as one JSON object");
       sub.add_option("--timeline", args->timeline, "write the predicted timeline (docs/TIMELINE.md) to FILE");
       sub.add_option("--trace", args->trace, "write a Chrome/Perfetto trace to FILE (open it in ui.perfetto.dev)");
@@ -114,7 +120,10 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--no-fold", args->noFold, "simulate every rank even when ranks provably do the same work");
       sub.add_flag("--print-machine", args->printMachine, "print the machine file of --machine and exit");
       addWorkloadFlags(sub, args->flags, simDefaults());
-      return [args] {
+      auto budget = std::make_shared<BudgetFlags>();
+      addBudgetFlags(sub, *budget);
+      return [args, budget] {
+        applyBudgetFlags(*budget);
         if (args->printMachine) {
           std::cout << sim::machineToJson(loadMachineFor(args->machine, args->nodes, args->gpusPerNode)) << "\n";
           return 0;

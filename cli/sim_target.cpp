@@ -126,7 +126,9 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
 }
 
 std::optional<HostProgram> parseTarget(const SimArgs& a) {
-  if (std::filesystem::exists(a.target)) return parseWellFormedHostProgramFile(a.target);
+  // Anything at that path (a directory, a FIFO) is read as a file, and refused by the reader.
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(a.target, ec))) return parseWellFormedHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
     for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;

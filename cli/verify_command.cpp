@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "catalog/workload.h"
+#include "cli/budget_flags.h"
 #include "cli/command.h"
 #include "cli/rank_programs.h"
 #include "cli/workload_flags.h"
@@ -41,6 +42,7 @@ struct VerifyArgs {
   double timeout = 4;
   unsigned resourceLimit = 0;
   WorkloadFlags flags;
+  BudgetFlags budget;
 };
 
 // Small default sizes: the checker is exact for the sizes it is given, and the sizes do not change
@@ -53,7 +55,9 @@ WorkloadParams verifyDefaults() {
 
 HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
   *workload = false;
-  if (std::filesystem::exists(a.target)) return parseWellFormedHostProgramFile(a.target);
+  // Anything at that path (a directory, a FIFO) is read as a file, and refused by the reader.
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(a.target, ec))) return parseWellFormedHostProgramFile(a.target);
   if (!isWorkloadName(a.target)) {
     std::string names;
     for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;
@@ -107,16 +111,19 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("target", args->target,
                      "host IR file, or a workload name (see `braid lower --list`); optional with --rank-program "
                      "for every rank");
-      sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
-      sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)");
+      sub.add_option("--bind", args->binds, "bind a symbolic extent: NAME=VALUE (repeatable)")->check(bindingSyntax());
+      sub.add_option("--ranks", args->ranks, "number of ranks (default: from the program's meshes; workloads: 2)")
+          ->check(rankCount());
       sub.add_option("--mode", args->mode,
                      "auto (parametric when sizes stay unbound, else bounded), bounded, or parametric (Z3)");
       sub.add_option("--assume", args->assumptions,
                      "parametric: a condition on the extents to assume, e.g. 'i0 % 16 == 0' (repeatable; stated in "
                      "the verdict)");
       sub.add_option("--max-streams", args->maxStreams,
-                     "parametric: the bound of the per-numberOfStreams fallback (default 8)");
-      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)");
+                     "parametric: the bound of the per-numberOfStreams fallback (default 8)")
+          ->check(streamCount());
+      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)")
+          ->check(CLI::Range(0.001, 86400.0));
       sub.add_option("--resource-limit", args->resourceLimit,
                      "parametric: Z3's deterministic work limit per solver (rlimit; default none), for runs that "
                      "must give the same answer on every machine");
@@ -127,7 +134,9 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--no-warnings", args->noWarnings, "do not look for lost parallelism");
       addRankProgramOption(sub, args->rankPrograms);
       addWorkloadFlags(sub, args->flags, verifyDefaults());
+      addBudgetFlags(sub, args->budget);
       return [args] {
+        applyBudgetFlags(args->budget);
         const WorkloadFlags& f = args->flags;
         if (f.has(f.streams) && f.streams <= 0) throw Error("--streams must be positive");
         if (args->ranks < 0) throw Error("--ranks must be positive");

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "ir/checked_math.h"
 #include "ir/error.h"
 #include "ir/timeline.h"
 #include "viz/rank_groups.h"
@@ -58,7 +59,8 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("-o,--output", a->output, "picture to write: .svg, .png (need Graphviz) or .dot")->required();
       sub.add_option("--title", a->title, "picture title (default: the program's name)");
       sub.add_option("--label", a->labels, "a panel's name, once per timeline (default: source and meta)");
-      sub.add_option("--rank", a->ranks, "draw only these ranks (repeatable)");
+      sub.add_option("--rank", a->ranks, "draw only these ranks (repeatable)")
+          ->check(CLI::Range(int64_t{0}, kMaxRanks - 1));
       sub.add_flag("--all-ranks", a->allRanks, "draw every rank, also ranks identical to another");
       sub.add_flag("--no-arrows", a->noArrows, "leave out the Synchronize / Wait / post arrows");
       sub.add_option("--width", a->width, "length of the time axis in points (100 to 20000)")->capture_default_str();

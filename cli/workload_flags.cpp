@@ -1,19 +1,51 @@
 #include "cli/workload_flags.h"
 
+#include <cctype>
+
+#include "ir/checked_math.h"
 #include "ir/error.h"
 
 namespace braid::cli {
 
+CLI::Validator rankCount() { return CLI::Range(int64_t{1}, kMaxRanks).description("1.." + std::to_string(kMaxRanks)); }
+CLI::Validator streamCount() {
+  return CLI::Range(int64_t{1}, kMaxStreams).description("1.." + std::to_string(kMaxStreams));
+}
+
+CLI::Validator bindingSyntax() {
+  return CLI::Validator(
+      [](std::string& s) {
+        try {
+          parseBindings({s});
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      },
+      "NAME=INTEGER");
+}
+
 void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) {
   auto dflt = [](int64_t v) { return " (default " + std::to_string(v) + ")"; };
-  sub.add_option("--devices,-d", f.devices, "workload: ranks in the mesh {0 .. D-1}" + dflt(d.devices));
-  sub.add_option("--streams,-s", f.streams, "stream-parallel chunks and numberOfStreams" + dflt(d.streams));
-  sub.add_option("--m", f.m, "workload size m" + dflt(d.m));
-  sub.add_option("--k", f.k, "workload size k" + dflt(d.k));
-  sub.add_option("--n", f.n, "workload size n" + dflt(d.n));
-  sub.add_option("--tp", f.tp, "2D-mesh workloads: tensor-parallel width, the mesh's columns (default: 2 if D is even, else 1)");
+  CLI::Validator size = CLI::Range(int64_t{1}, kMaxElements).description("1..2^50");
+  sub.add_option("--devices,-d", f.devices, "workload: ranks in the mesh {0 .. D-1}" + dflt(d.devices))
+      ->check(rankCount());
+  sub.add_option("--streams,-s", f.streams, "stream-parallel chunks and numberOfStreams" + dflt(d.streams))
+      ->check(streamCount());
+  sub.add_option("--m", f.m, "workload size m" + dflt(d.m))->check(size);
+  sub.add_option("--k", f.k, "workload size k" + dflt(d.k))->check(size);
+  sub.add_option("--n", f.n, "workload size n" + dflt(d.n))->check(size);
+  sub.add_option("--tp", f.tp, "2D-mesh workloads: tensor-parallel width, the mesh's columns (default: 2 if D is even, else 1)")
+      ->check(rankCount());
   sub.add_option("--dtype", f.dtype, "float, double, half, bf16, int, int64_t (default " +
-                                         std::string(dataTypeName(d.dtype)) + ")");
+                                         std::string(dataTypeName(d.dtype)) + ")")
+      ->check(CLI::Validator(
+          [](std::string& t) {
+            return parseDataType(t == "fp32" ? "float" : t) ? std::string()
+                                                            : "unknown dtype '" + t +
+                                                                  "' (float, double, half, bf16, int, int64_t)";
+          },
+          "DTYPE"));
   sub.add_option("--protocol", f.protocol, "stream protocol: A (separate sync loop), B (in-loop sync + join loop) or C (in-loop sync + per-iteration join)");
   sub.add_option("--indexing", f.indexing, "worker streams: modulo (i % numberOfStreams) or raw (i)");
   sub.add_option("--pipeline", f.pipeline, "DID -> Stream pipelines: collective or p2p");
@@ -67,6 +99,11 @@ Bindings parseBindings(const std::vector<std::string>& binds) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
       throw Error("--bind expects NAME=VALUE, got '" + s + "'");
     std::string name = s.substr(0, eq);
+    // A symbol as the host IR spells one (i0, numberOfStreams, deviceIdx.x): letters, digits, _ and .
+    bool ok = std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_';
+    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
+    if (!ok) throw Error("--bind '" + s + "': '" + name + "' is not a symbol name (letters, digits, _ and .)");
+    if (b.count(name)) throw Error("--bind binds '" + name + "' twice");
     std::string value = s.substr(eq + 1);
     try {
       size_t used = 0;

@@ -34,6 +34,11 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams&
 // indexing or pipeline name, or a non-positive size.
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& flags, WorkloadParams base);
 
+// CLI11 validators: a rank count (1..kMaxRanks), a stream count (1..kMaxStreams), --bind syntax.
+CLI::Validator rankCount();
+CLI::Validator streamCount();
+CLI::Validator bindingSyntax();
+
 // NAME=VALUE pairs of integers (`--bind i0=8192`); throws Error naming the bad one.
 Bindings parseBindings(const std::vector<std::string>& binds);
 

@@ -16,7 +16,9 @@
 #include <set>
 #include <sstream>
 
+#include "ir/checked_math.h"
 #include "ir/host_ir_lexer.h"
+#include "ir/input_file.h"
 #include "ir/host_ir_printer_util.h"
 #include "ir/host_ir_text.h"
 #include "ir/scalar_parser.h"
@@ -272,7 +274,12 @@ class Parser {
       ts_.fail(t, "expected an indented body for the '" + std::string(what) + "' on line " +
                       std::to_string(owner.line) + ", found " + t.describe() +
                       (t.kind == TokenKind::kEnd ? "" : " at column " + std::to_string(t.col)));
+    // Every walk over statements recurses once per level: a file may not choose that depth.
+    if (++block_depth_ > kMaxBlockNesting)
+      ts_.fail(owner, "'" + std::string(what) + "' nested more than " + std::to_string(kMaxBlockNesting) +
+                          " levels deep (braid's limit)");
     block(out, t.col);
+    --block_depth_;
     if (ts_.atEnd() && !truncated_in_) truncated_in_ = &owner;
   }
 
@@ -1083,6 +1090,27 @@ class Parser {
   // ---------------------------------------------------------------- Index definitions
 
   // `Index definitions:` then `  i84 = i82 % 8;` lines (NVFUSER_DUMP=host_ir(indices)).
+  // Operations in `s` with every symbol of `sizes` replaced by its expansion (iterative, saturating).
+  static int64_t expandedSize(const Scalar& s, const std::map<std::string, int64_t>& sizes) {
+    int64_t total = 0;
+    std::vector<const Scalar*> work{&s};
+    while (!work.empty()) {
+      const Scalar* x = work.back();
+      work.pop_back();
+      if (x->isSymbol()) {
+        // A use of another definition costs one more than its expansion, so a chain of plain
+        // renamings (i2 = i1; i3 = i2; ...) counts its length too.
+        auto it = sizes.find(x->name());
+        if (it != sizes.end()) total = saturatingAdd(total, saturatingAdd(it->second, 1));
+      } else if (!x->isConst()) {
+        total = saturatingAdd(total, 1);
+        work.push_back(&x->lhs());
+        if (x->op() != ScalarOp::kNot) work.push_back(&x->rhs());
+      }
+    }
+    return total;
+  }
+
   void indexDefinitions() {
     ts_.next();
     ts_.next();
@@ -1106,6 +1134,9 @@ class Parser {
     std::map<std::string, const Scalar*> defs;
     for (const auto& [n, v] : prog_.indexDefinitions()) defs.emplace(n, &v);
     std::map<std::string, int> state;  // 1: on the path, 2: done
+    std::map<std::string, int64_t> expanded;  // operations of each definition once expanded
+    int64_t all_expanded = 0;
+    constexpr int64_t kMaxExpandedDefinitions = int64_t{1} << 20;
     std::vector<std::string> path;
     std::function<void(const std::string&)> visit = [&](const std::string& n) {
       int& s = state[n];
@@ -1118,10 +1149,28 @@ class Parser {
       }
       s = 1;
       path.push_back(n);
+      if (static_cast<int64_t>(path.size()) > kMaxScalarOperations)
+        throw ParseError(where.at(n), "index definitions depend on each other more than " +
+                                          std::to_string(kMaxScalarOperations) + " levels deep");
       for (const std::string& d : defs.at(n)->freeSymbols())
         if (defs.count(d)) visit(d);
       path.pop_back();
       state[n] = 2;
+      // Written out in the symbols they finally depend on (HostProgram::expandIndexDefinitions),
+      // definitions that use each other twice double at every level: i60 = i59 + i59 would be
+      // 2^60 operations. The expansion stays within the limit of one expression, which also
+      // bounds this walk's depth.
+      int64_t size = expandedSize(*defs.at(n), expanded);
+      if (size > kMaxScalarOperations)
+        throw ParseError(where.at(n), "the index definition of " + n + " expands into more than " +
+                                          std::to_string(kMaxScalarOperations) +
+                                          " operations (braid's limit on one expression)");
+      expanded[n] = size;
+      // The semantics expands every definition once per program: all of them together stay small.
+      all_expanded = saturatingAdd(all_expanded, size);
+      if (all_expanded > kMaxExpandedDefinitions)
+        throw ParseError(where.at(n), "the index definitions expand into more than " +
+                                          std::to_string(kMaxExpandedDefinitions) + " operations in all");
     };
     for (const auto& [n, v] : prog_.indexDefinitions()) visit(n);
   }
@@ -1203,17 +1252,26 @@ class Parser {
     return *b;
   }
 
+  // A device id in 0 .. kMaxRanks-1, not yet in `seen` (a bitmap, so a long list is read in
+  // linear time): a mesh holding device 2^63-1 would otherwise count as "1 rank".
+  int64_t deviceId(std::vector<bool>& seen, const char* in) {
+    const Token& t = ts_.peek();
+    int64_t d = integer64("a device id");
+    if (d < 0 || d >= kMaxRanks)
+      ts_.fail(t, "device " + std::to_string(d) + " in the " + in + " is outside 0.." + std::to_string(kMaxRanks - 1) +
+                      " (braid runs at most " + std::to_string(kMaxRanks) + " ranks)");
+    if (seen.empty()) seen.assign(static_cast<size_t>(kMaxRanks), false);
+    if (seen[static_cast<size_t>(d)]) ts_.fail(t, "device " + std::to_string(d) + " appears twice in the " + in);
+    seen[static_cast<size_t>(d)] = true;
+    return d;
+  }
+
   // `(0 1 2 3)`: device ids, each once.
   std::vector<int64_t> team() {
     ts_.expect("(", "before the team list");
     std::vector<int64_t> out;
-    while (ts_.peek().kind == TokenKind::kNumber) {
-      const Token& t = ts_.peek();
-      int64_t d = integer64("a device id");
-      if (std::find(out.begin(), out.end(), d) != out.end())
-        ts_.fail(t, "device " + std::to_string(d) + " appears twice in the team");
-      out.push_back(d);
-    }
+    std::vector<bool> seen;
+    while (ts_.peek().kind == TokenKind::kNumber) out.push_back(deviceId(seen, "team"));
     ts_.expect(")", "after team list");
     return out;
   }
@@ -1369,13 +1427,8 @@ class Parser {
     ts_.expect("{", "after 'DeviceMesh'");
     std::vector<int64_t> devices;
     std::vector<int64_t> shape;
-    auto device = [&]() {
-      const Token& t = ts_.peek();
-      int64_t d = integer64("a device id");
-      if (std::find(devices.begin(), devices.end(), d) != devices.end())
-        ts_.fail(t, "device " + std::to_string(d) + " appears twice in the device mesh");
-      devices.push_back(d);
-    };
+    std::vector<bool> seen;
+    auto device = [&]() { devices.push_back(deviceId(seen, "device mesh")); };
     if (ts_.peek().is("{")) {
       int64_t row_len = -1, rows = 0;
       while (ts_.accept("{")) {
@@ -1496,6 +1549,8 @@ class Parser {
   HostProgram prog_;
   FusionScope main_;
   const Token* truncated_in_ = nullptr;  // the innermost FOR / IF / ELSE whose body the file ends in
+  static constexpr int kMaxBlockNesting = 100;  // FOR / IF / ELSE bodies inside each other
+  int block_depth_ = 0;
 };
 
 }  // namespace
@@ -1507,14 +1562,7 @@ HostProgram parseHostProgram(std::string_view text, const std::string& file) {
 
 namespace {
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open host IR file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error("cannot read host IR file '" + path + "'");
-  return ss.str();
-}
+std::string readFile(const std::string& path) { return readInputFile(path, "host IR file"); }
 
 // `Device ID = 12` alone on its line (any indentation): the device number, else -1.
 int64_t deviceIdLine(std::string_view line) {

@@ -1,7 +1,9 @@
 #include "ir/scalar.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "ir/checked_math.h"
 #include "ir/error.h"
 
 namespace braid {
@@ -13,6 +15,27 @@ struct Scalar::Node {
   // Operands; empty for atoms. Optional, not plain Scalars: a default Scalar is itself a Node, so
   // plain members would recurse without end on construction.
   std::optional<Scalar> a, b;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Frees a deep tree without recursion (the default destructor would recurse once per level):
+  // operands this node alone owns are detached onto a work list first.
+  ~Node() {
+    std::vector<std::shared_ptr<const Node>> pending;
+    auto detach = [&](std::optional<Scalar>& s) {
+      if (s && s->node_ && s->node_.use_count() == 1) pending.push_back(std::move(s->node_));
+    };
+    detach(a);
+    detach(b);
+    while (!pending.empty()) {
+      std::shared_ptr<const Node> n = std::move(pending.back());
+      pending.pop_back();
+      auto& m = const_cast<Node&>(*n);  // sole owner: nobody else can see it
+      detach(m.a);
+      detach(m.b);
+    }  // `n` dies here with its operands detached: no recursion
+  }
 };
 
 namespace {
@@ -22,27 +45,26 @@ const Scalar& nullScalar() {
   return zero;
 }
 
-int64_t truncDiv(int64_t a, int64_t b) {
-  if (b == 0) throw Error("scalar expression divides by zero");
-  return a / b;
-}
-
+// Checked (ir/checked_math.h): an extent near 2^62 times 4 is an error naming the values, never a
+// wrapped size.
 int64_t apply(ScalarOp op, int64_t a, int64_t b) {
   switch (op) {
-    case ScalarOp::kAdd: return a + b;
-    case ScalarOp::kSub: return a - b;
-    case ScalarOp::kMul: return a * b;
-    case ScalarOp::kDiv: return truncDiv(a, b);
+    case ScalarOp::kAdd: return checkedAdd(a, b, "in a scalar expression");
+    case ScalarOp::kSub: return checkedSub(a, b, "in a scalar expression");
+    case ScalarOp::kMul: return checkedMul(a, b, "in a scalar expression");
+    case ScalarOp::kDiv:
+      if (b == 0) throw Error("scalar expression divides by zero: " + std::to_string(a) + " / 0");
+      return checkedDiv(a, b, "in a scalar expression");
     case ScalarOp::kMod:
-      if (b == 0) throw Error("scalar expression takes a remainder modulo zero");
-      return a % b;
+      if (b == 0) throw Error("scalar expression takes a remainder modulo zero: " + std::to_string(a) + " % 0");
+      return checkedMod(a, b);
     case ScalarOp::kCeilDiv: {
-      if (b == 0) throw Error("scalar expression divides by zero in ceilDiv");
+      if (b == 0) throw Error("scalar expression divides by zero in ceilDiv(" + std::to_string(a) + ", 0)");
       // The exact ceiling of a / b. For a >= 0, b > 0 (every extent) this is nvFuser's
       // (a + b - 1) / b; unlike that formula it is also right for negative operands, which keeps
       // the rewrite ceilDiv(k * x, k) -> x valid for every x.
-      int64_t q = a / b, r = a % b;
-      return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
+      int64_t q = checkedDiv(a, b, "in ceilDiv"), r = checkedMod(a, b);
+      return (r != 0 && ((r > 0) == (b > 0))) ? checkedAdd(q, 1, "in ceilDiv") : q;
     }
     case ScalarOp::kEq: return a == b;
     case ScalarOp::kNe: return a != b;
@@ -54,6 +76,148 @@ int64_t apply(ScalarOp op, int64_t a, int64_t b) {
     case ScalarOp::kOr: return (a != 0) || (b != 0);
     default: return 0;
   }
+}
+
+Scalar simplifyNode(ScalarOp op, const Scalar& a, const Scalar& b);
+Scalar simplifyOneNode(ScalarOp op, const Scalar& a, const Scalar& b) { return simplifyNode(op, a, b); }
+
+int arityOf(ScalarOp op) {
+  if (op == ScalarOp::kConst || op == ScalarOp::kSymbol) return 0;
+  return op == ScalarOp::kNot ? 1 : 2;
+}
+
+// Post-order fold over a scalar tree without recursion: a file may hold a sum of 25,000 terms,
+// a left-leaning tree as deep as that, and no walk over it may use the call stack.
+// f(node, operands) gets the values of the node's 0, 1 or 2 operands (it may move from them).
+template <class T, class F>
+T foldScalar(const Scalar& root, F&& f) {
+  struct Frame {
+    const Scalar* s;
+    int next;
+  };
+  std::vector<Frame> stack{{&root, 0}};
+  std::vector<T> values;
+  while (!stack.empty()) {
+    Frame& fr = stack.back();
+    int arity = arityOf(fr.s->op());
+    if (fr.next < arity) {
+      const Scalar* child = fr.next == 0 ? &fr.s->lhs() : &fr.s->rhs();
+      ++fr.next;
+      stack.push_back({child, 0});
+      continue;
+    }
+    const Scalar* s = fr.s;
+    stack.pop_back();
+    size_t first = values.size() - static_cast<size_t>(arity);
+    T v = f(*s, values.data() + first);
+    values.resize(first);
+    values.push_back(std::move(v));
+  }
+  return std::move(values.back());
+}
+
+// Precedence levels of the scalar parser (scalar_parser.cpp), loosest first; atoms (constants,
+// symbols, ceilDiv(..), !x) bind tightest.
+constexpr int kAtomLevel = 100;
+int levelOf(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::kOr: return 0;
+    case ScalarOp::kAnd: return 1;
+    case ScalarOp::kEq:
+    case ScalarOp::kNe: return 2;
+    case ScalarOp::kLt:
+    case ScalarOp::kLe:
+    case ScalarOp::kGt:
+    case ScalarOp::kGe: return 3;
+    case ScalarOp::kAdd:
+    case ScalarOp::kSub: return 4;
+    case ScalarOp::kMul:
+    case ScalarOp::kDiv:
+    case ScalarOp::kMod: return 5;
+    default: return kAtomLevel;
+  }
+}
+
+bool isInfix(ScalarOp op) { return levelOf(op) != kAtomLevel; }
+
+// How deep the scalar parser nests to read nvFuser's spelling of `s` (every infix operation in
+// parentheses): one level per parenthesis, ceilDiv, `!` and operand.
+int fullDepth(const Scalar& s) {
+  return foldScalar<int>(s, [](const Scalar& n, int* ops) {
+    switch (arityOf(n.op())) {
+      case 0: return 1;
+      case 1: return 1 + ops[0];
+      default: return 1 + std::max(ops[0], ops[1]);
+    }
+  });
+}
+
+std::string fullStr(const Scalar& s) {
+  return foldScalar<std::string>(s, [](const Scalar& n, std::string* ops) -> std::string {
+    switch (n.op()) {
+      case ScalarOp::kConst: return std::to_string(*n.constValue());
+      case ScalarOp::kSymbol: return n.name();
+      case ScalarOp::kCeilDiv: return "ceilDiv(" + ops[0] + ", " + ops[1] + ")";
+      case ScalarOp::kNot: return "!" + ops[0];
+      default: {
+        std::string out = "( ";
+        out += ops[0];
+        out += ' ';
+        out += scalarOpSpelling(n.op());
+        out += ' ';
+        out += ops[1];
+        out += " )";
+        return out;
+      }
+    }
+  });
+}
+
+// The spelling with only the parentheses precedence needs (`( i0 + i1 + i2 )` for a chain), for
+// expressions whose nvFuser spelling would nest deeper than the parser accepts.
+struct Printed {
+  std::string text;
+  int level = kAtomLevel;  // precedence of the outermost unparenthesized operator
+  int depth = 1;           // parser nesting, as fullDepth counts it
+};
+
+Printed wrap(Printed p) {
+  p.text = "( " + p.text + " )";
+  p.level = kAtomLevel;
+  p.depth += 1;
+  return p;
+}
+
+Printed minimalPrinted(const Scalar& s) {
+  return foldScalar<Printed>(s, [](const Scalar& n, Printed* ops) -> Printed {
+    switch (n.op()) {
+      case ScalarOp::kConst: return {std::to_string(*n.constValue())};
+      case ScalarOp::kSymbol: return {n.name()};
+      case ScalarOp::kCeilDiv:
+        return {"ceilDiv(" + ops[0].text + ", " + ops[1].text + ")", kAtomLevel,
+                1 + std::max(ops[0].depth, ops[1].depth)};
+      case ScalarOp::kNot: {
+        Printed a = ops[0].level == kAtomLevel ? std::move(ops[0]) : wrap(std::move(ops[0]));
+        return {"!" + a.text, kAtomLevel, 1 + a.depth};
+      }
+      default: {
+        int level = levelOf(n.op());
+        // Left-associative: the left operand needs parentheses only when it binds looser, the
+        // right one when it binds no tighter.
+        Printed a = ops[0].level >= level ? std::move(ops[0]) : wrap(std::move(ops[0]));
+        Printed b = ops[1].level > level ? std::move(ops[1]) : wrap(std::move(ops[1]));
+        Printed out;
+        out.text = std::move(a.text);
+        out.text += ' ';
+        out.text += scalarOpSpelling(n.op());
+        out.text += ' ';
+        out.text += b.text;
+        out.level = level;
+        out.depth = std::max(a.depth, b.depth);
+        return out;
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -128,14 +292,11 @@ const Scalar& Scalar::lhs() const { return isBinary(op()) || op() == ScalarOp::k
 const Scalar& Scalar::rhs() const { return isBinary(op()) ? *node_->b : nullScalar(); }
 
 std::string Scalar::str() const {
-  switch (op()) {
-    case ScalarOp::kConst: return std::to_string(node_->value);
-    case ScalarOp::kSymbol: return node_->name;
-    case ScalarOp::kCeilDiv: return "ceilDiv(" + node_->a->str() + ", " + node_->b->str() + ")";
-    case ScalarOp::kNot: return "!" + node_->a->str();
-    default:
-      return "( " + node_->a->str() + " " + scalarOpSpelling(op()) + " " + node_->b->str() + " )";
-  }
+  // nvFuser's spelling, unless it would nest deeper than the parser reads (kMaxScalarNesting):
+  // then only the parentheses precedence needs, so parse(print(p)) holds for long sums too.
+  if (fullDepth(*this) <= kMaxScalarNesting) return fullStr(*this);
+  Printed p = minimalPrinted(*this);
+  return p.level == kAtomLevel ? std::move(p.text) : "( " + p.text + " )";
 }
 
 std::string Scalar::extentStr() const {
@@ -144,25 +305,23 @@ std::string Scalar::extentStr() const {
 }
 
 std::optional<int64_t> Scalar::tryEvaluate(const Bindings& b) const {
-  switch (op()) {
-    case ScalarOp::kConst: return node_->value;
-    case ScalarOp::kSymbol: {
-      auto it = b.find(node_->name);
-      if (it == b.end()) return std::nullopt;
-      return it->second;
+  using V = std::optional<int64_t>;
+  return foldScalar<V>(*this, [&](const Scalar& n, V* ops) -> V {
+    switch (n.op()) {
+      case ScalarOp::kConst: return n.constValue();
+      case ScalarOp::kSymbol: {
+        auto it = b.find(n.name());
+        if (it == b.end()) return std::nullopt;
+        return it->second;
+      }
+      case ScalarOp::kNot:
+        if (!ops[0]) return std::nullopt;
+        return *ops[0] == 0 ? 1 : 0;
+      default:
+        if (!ops[0] || !ops[1]) return std::nullopt;
+        return apply(n.op(), *ops[0], *ops[1]);
     }
-    case ScalarOp::kNot: {
-      auto v = node_->a->tryEvaluate(b);
-      if (!v) return std::nullopt;
-      return *v == 0 ? 1 : 0;
-    }
-    default: {
-      auto x = node_->a->tryEvaluate(b);
-      auto y = node_->b->tryEvaluate(b);
-      if (!x || !y) return std::nullopt;
-      return apply(op(), *x, *y);
-    }
-  }
+  });
 }
 
 int64_t Scalar::evaluate(const Bindings& b) const {
@@ -174,15 +333,19 @@ int64_t Scalar::evaluate(const Bindings& b) const {
 }
 
 Scalar Scalar::substitute(const Bindings& b) const {
-  switch (op()) {
-    case ScalarOp::kConst: return *this;
-    case ScalarOp::kSymbol: {
-      auto it = b.find(node_->name);
-      return it == b.end() ? *this : Scalar(it->second);
+  return foldScalar<Scalar>(*this, [&](const Scalar& n, Scalar* ops) -> Scalar {
+    switch (n.op()) {
+      case ScalarOp::kConst: return n;
+      case ScalarOp::kSymbol: {
+        auto it = b.find(n.name());
+        return it == b.end() ? n : Scalar(it->second);
+      }
+      case ScalarOp::kNot:
+        if (auto c = ops[0].constValue()) return Scalar(*c == 0 ? 1 : 0);
+        return logicalNot(std::move(ops[0]));
+      default: return simplifyOneNode(n.op(), ops[0], ops[1]);
     }
-    case ScalarOp::kNot: return logicalNot(node_->a->substitute(b)).simplify();
-    default: return binary(op(), node_->a->substitute(b), node_->b->substitute(b)).simplify();
-  }
+  });
 }
 
 namespace {
@@ -284,18 +447,7 @@ Scalar simplifyNode(ScalarOp op, const Scalar& a, const Scalar& b) {
 
 }  // namespace
 
-Scalar Scalar::simplify() const {
-  switch (op()) {
-    case ScalarOp::kConst:
-    case ScalarOp::kSymbol: return *this;
-    case ScalarOp::kNot: {
-      Scalar a = node_->a->simplify();
-      if (auto c = a.constValue()) return Scalar(*c == 0 ? 1 : 0);
-      return logicalNot(a);
-    }
-    default: return simplifyNode(op(), node_->a->simplify(), node_->b->simplify());
-  }
-}
+Scalar Scalar::simplify() const { return substitute(Bindings{}); }
 
 std::set<std::string> Scalar::freeSymbols() const {
   std::set<std::string> out;
@@ -314,14 +466,27 @@ std::set<std::string> Scalar::freeSymbols() const {
 }
 
 bool Scalar::operator==(const Scalar& other) const {
-  if (node_ == other.node_) return true;
-  if (op() != other.op()) return false;
-  switch (op()) {
-    case ScalarOp::kConst: return node_->value == other.node_->value;
-    case ScalarOp::kSymbol: return node_->name == other.node_->name;
-    case ScalarOp::kNot: return node_->a == other.node_->a;
-    default: return node_->a == other.node_->a && node_->b == other.node_->b;
+  // Iterative, like every walk here: two 25,000-term sums compare without deep recursion.
+  std::vector<std::pair<const Scalar*, const Scalar*>> work{{this, &other}};
+  while (!work.empty()) {
+    auto [x, y] = work.back();
+    work.pop_back();
+    if (x->node_ == y->node_) continue;
+    if (x->op() != y->op()) return false;
+    switch (x->op()) {
+      case ScalarOp::kConst:
+        if (x->node_->value != y->node_->value) return false;
+        break;
+      case ScalarOp::kSymbol:
+        if (x->node_->name != y->node_->name) return false;
+        break;
+      case ScalarOp::kNot: work.emplace_back(&*x->node_->a, &*y->node_->a); break;
+      default:
+        work.emplace_back(&*x->node_->a, &*y->node_->a);
+        work.emplace_back(&*x->node_->b, &*y->node_->b);
+    }
   }
+  return true;
 }
 
 Scalar operator+(const Scalar& a, const Scalar& b) { return simplifyNode(ScalarOp::kAdd, a, b); }

@@ -61,13 +61,16 @@ class Scalar {
   const Scalar& lhs() const;                   // operands of binary ops (and kNot's operand)
   const Scalar& rhs() const;
 
-  // nvFuser's inline spelling: `i0`, `4`, `( i0 * i2 )`, `ceilDiv(i0, 4)`, `( i == rank )`.
+  // nvFuser's inline spelling: `i0`, `4`, `( i0 * i2 )`, `ceilDiv(i0, 4)`, `( i == rank )`. An
+  // expression that would nest deeper than kMaxScalarNesting that way (a long sum) is written
+  // with only the parentheses precedence needs: `( i0 + i1 + ... + i300 )`.
   std::string str() const;
   // Spelling inside an IterDomain's braces: anything that is not an atom is parenthesized,
   // e.g. `( ceilDiv(i0, 3) )`.
   std::string extentStr() const;
 
-  // Value under `b`, or nullopt when a free symbol is unbound. Throws Error on division by zero.
+  // Value under `b`, or nullopt when a free symbol is unbound. Throws Error on division by zero
+  // and on int64 overflow (naming the operands). Every walk over a Scalar is iterative.
   std::optional<int64_t> tryEvaluate(const Bindings& b) const;
   // Value under `b`; throws Error naming the first unbound symbol.
   int64_t evaluate(const Bindings& b) const;
@@ -104,6 +107,12 @@ Scalar gt(const Scalar& a, const Scalar& b);
 Scalar ge(const Scalar& a, const Scalar& b);
 Scalar logicalAnd(const Scalar& a, const Scalar& b);
 Scalar logicalOr(const Scalar& a, const Scalar& b);
+
+// Limits of the scalar parser, which the printer respects (parse(print(s)) == s for every parsed
+// s): nesting of parentheses, ceilDiv, `!` and unary `-`; and operations in one expression, which
+// bounds the depth of every tree read from a file (a 25,000-term sum is refused, located).
+inline constexpr int kMaxScalarNesting = 200;
+inline constexpr int64_t kMaxScalarOperations = 4096;
 
 // Well-known symbol names.
 inline constexpr const char* kNumberOfStreams = "numberOfStreams";

@@ -2,13 +2,13 @@
 
 #include <charconv>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace braid {
 
 namespace {
 
-constexpr int kMaxDepth = 200;
 
 // Precedence climbing, loosest first: || && (== !=) (< <= > >=) (+ -) (* / %) unary primary.
 struct Level {
@@ -39,41 +39,58 @@ class ScalarParser {
       for (const auto& [spelling, o] : kLevels[level].ops)
         if (t.text == spelling) op = o;
       if (!op) return lhs;
-      ts_.next();
+      const Token& op_token = ts_.next();
       Scalar rhs = expr(level + 1);
       lhs = Scalar::binary(*op, lhs, rhs);
+      countOperation(op_token);
     }
   }
 
  private:
   struct DepthGuard {
     explicit DepthGuard(ScalarParser& p) : p_(p) {
-      if (++p_.depth_ > kMaxDepth) p_.ts_.fail(p_.ts_.peek(), "scalar expression is nested too deeply");
+      if (++p_.depth_ > kMaxScalarNesting)
+        p_.ts_.fail(p_.ts_.peek(), "scalar expression is nested too deeply (more than " +
+                                       std::to_string(kMaxScalarNesting) + " levels)");
     }
     ~DepthGuard() { --p_.depth_; }
     ScalarParser& p_;
   };
 
+  // Every operation counts toward kMaxScalarOperations: the tree (and any walk over it) stays
+  // small whatever the file holds, e.g. a sum of 25,000 terms is refused here, not later.
+  void countOperation(const Token& at) {
+    if (++operations_ > kMaxScalarOperations)
+      ts_.fail(at, "scalar expression has more than " + std::to_string(kMaxScalarOperations) +
+                       " operations (braid's limit on one expression)");
+  }
+
   Scalar unary() {
     DepthGuard guard(*this);
     const Token& t = ts_.peek();
     if (t.is("!")) {
-      ts_.next();
+      const Token& op = ts_.next();
+      countOperation(op);
       return Scalar::logicalNot(unary());
     }
     if (t.is("-")) {
-      ts_.next();
-      if (ts_.peek().kind == TokenKind::kNumber) return Scalar(-number(ts_.next()));
+      const Token& op = ts_.next();
+      if (ts_.peek().kind == TokenKind::kNumber) return Scalar(number(ts_.next(), /*negative=*/true));
+      countOperation(op);
       return Scalar::binary(ScalarOp::kSub, Scalar(0), unary());
     }
     return primary();
   }
 
-  int64_t number(const Token& t) {
+  // A literal, read with its sign so that -9223372036854775808 (which the printer writes for
+  // INT64_MIN) reads back.
+  int64_t number(const Token& t, bool negative = false) {
+    std::string text = (negative ? "-" : "") + std::string(t.text);
     int64_t v = 0;
-    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-    if (ec != std::errc() || p != t.text.data() + t.text.size())
-      ts_.fail(t, "integer " + t.describe() + " is out of range");
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size())
+      ts_.fail(t, "integer " + (negative ? std::string("-") : std::string()) + t.describe() +
+                      " is out of range (int64)");
     return v;
   }
 
@@ -93,6 +110,7 @@ class ScalarParser {
       ts_.expect(",", "between the operands of ceilDiv");
       Scalar b = expr();
       ts_.expect(")", "after the operands of ceilDiv");
+      countOperation(t);
       return Scalar::binary(ScalarOp::kCeilDiv, a, b);
     }
     if (t.kind == TokenKind::kWord && ts_.peek(1).is("(")) {
@@ -123,16 +141,37 @@ class ScalarParser {
       return Scalar::binary(ScalarOp::kAdd, Scalar::binary(ScalarOp::kMul, c, a),
                             Scalar::binary(ScalarOp::kMul, Scalar::binary(ScalarOp::kSub, Scalar(1), c), b));
     };
-    if (name == "where") return where(args[0], args[1], args[2]);
-    if (name == "abs")
-      return where(Scalar::binary(ScalarOp::kLt, args[0], Scalar(0)), Scalar::binary(ScalarOp::kSub, Scalar(0), args[0]),
-                   args[0]);
-    bool is_max = name == "fmax" || name == "max";
-    return where(Scalar::binary(is_max ? ScalarOp::kGe : ScalarOp::kLe, args[0], args[1]), args[0], args[1]);
+    Scalar out;
+    if (name == "where") {
+      out = where(args[0], args[1], args[2]);
+    } else if (name == "abs") {
+      out = where(Scalar::binary(ScalarOp::kLt, args[0], Scalar(0)), Scalar::binary(ScalarOp::kSub, Scalar(0), args[0]),
+                  args[0]);
+    } else {
+      bool is_max = name == "fmax" || name == "max";
+      out = where(Scalar::binary(is_max ? ScalarOp::kGe : ScalarOp::kLe, args[0], args[1]), args[0], args[1]);
+    }
+    // The expansion repeats its operands (abs(x) holds x three times): nested, it grows
+    // geometrically, so its whole tree counts toward the limit (operands counted again).
+    countTree(out, fn);
+    return out;
+  }
+
+  void countTree(const Scalar& s, const Token& at) {
+    std::vector<const Scalar*> work{&s};
+    while (!work.empty()) {
+      const Scalar* x = work.back();
+      work.pop_back();
+      if (x->isConst() || x->isSymbol()) continue;
+      countOperation(at);
+      work.push_back(&x->lhs());
+      if (x->op() != ScalarOp::kNot) work.push_back(&x->rhs());
+    }
   }
 
   TokenStream& ts_;
   int depth_ = 0;
+  int64_t operations_ = 0;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/input_file.h"
 
 namespace braid {
 
@@ -165,7 +166,7 @@ std::string timelineToJson(const Timeline& t, int indent) {
   for (const auto& e : t.edges)
     j["edges"].push_back({{"from", e.from}, {"to", e.to}, {"kind", timelineEdgeKindName(e.kind)}});
   // One op or edge per line keeps large files diff- and grep-friendly.
-  if (indent < 0) return j.dump();
+  if (indent < 0) return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::ostringstream os;
   os << "{\n";
   bool first = true;
@@ -174,10 +175,10 @@ std::string timelineToJson(const Timeline& t, int indent) {
     first = false;
     if (it->is_array() && !it->empty()) {
       os << "[\n";
-      for (size_t i = 0; i < it->size(); ++i) os << "  " << (*it)[i].dump() << (i + 1 < it->size() ? ",\n" : "\n");
+      for (size_t i = 0; i < it->size(); ++i) os << "  " << (*it)[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << (i + 1 < it->size() ? ",\n" : "\n");
       os << " ]";
     } else {
-      os << it->dump();
+      os << it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
   }
   os << "\n}\n";
@@ -267,12 +268,7 @@ Timeline timelineFromJson(const std::string& text, const std::string& file) {
 }
 
 Timeline readTimelineFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the timeline file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read the timeline file");
-  return timelineFromJson(os.str(), path);
+  return timelineFromJson(readInputFile(path, "timeline file"), path);
 }
 
 void writeTimelineFile(const Timeline& t, const std::string& path) {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "ir/checked_math.h"
+
 namespace braid::sim {
 
 namespace {
@@ -19,7 +21,7 @@ double memoryUs(const Machine& mc, double bytes) {
   return bytes / (mc.gpu.hbmGBps * kBytesPerUsPerGBps * mc.gpu.memoryEfficiency.at(bytes));
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0; no a + b overflow
 
 }  // namespace
 
@@ -40,7 +42,8 @@ KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtyp
   // fill the last wave better.
   c.computeUs = std::numeric_limits<double>::infinity();
   for (const GemmTile& t : mc.gpu.gemmTiles) {
-    int64_t tiles = batch * ceilDiv(m, t.m) * ceilDiv(n, t.n);
+    // Checked: sizes up to 2^50 (the semantics' limit) multiply past int64 here.
+    int64_t tiles = checkedMul(checkedMul(batch, ceilDiv(m, t.m), "GEMM tiles"), ceilDiv(n, t.n), "GEMM tiles");
     int64_t waves = ceilDiv(tiles, mc.gpu.sms);
     double quantization = static_cast<double>(waves * mc.gpu.sms) / static_cast<double>(tiles);
     double us = ideal / t.efficiency * quantization;

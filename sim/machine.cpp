@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/input_file.h"
 #include "sim/machine_presets.h"
 
 namespace braid::sim {
@@ -433,11 +434,7 @@ Machine loadMachine(const std::string& nameOrPath) {
     for (const auto& n : machinePresetNames()) names += (names.empty() ? "" : ", ") + n;
     throw Error("--machine '" + nameOrPath + "' is neither a preset (" + names + ") nor a machine file");
   }
-  std::ifstream in(nameOrPath);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in && !in.eof()) throw Error(nameOrPath + ": cannot read the file");
-  return machineFromJson(ss.str(), nameOrPath);
+  return machineFromJson(readInputFile(nameOrPath, "machine file"), nameOrPath);
 }
 
 }  // namespace braid::sim

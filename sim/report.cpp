@@ -224,7 +224,7 @@ std::string resultJson(const SimResult& r, const std::string& program) {
     j["deadlock"] = nullptr;
   }
   j["notes"] = r.notes;
-  return j.dump(1);
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }
 
 std::string formatSummary(const SimResult& r, const std::string& program) {

@@ -159,7 +159,7 @@ std::string sweepJson(const std::vector<SweepOutcome>& ranked) {
   json j;
   j["configurations"] = std::move(list);
   j["best"] = !ranked.empty() && ranked.front().ok() ? j["configurations"][0] : json(nullptr);
-  return j.dump(1);
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }
 
 }  // namespace braid::sim

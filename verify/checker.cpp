@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ir/host_ir_text.h"
+#include "ir/checked_math.h"
+#include "ir/semantics/budget.h"
 #include "ir/semantics/interpreter.h"
 #include "verify/checker_internal.h"
 
@@ -218,6 +222,58 @@ VerifyResult checkEventGraph(const sem::EventGraph& g, const VerifyOptions& o) {
   return res;
 }
 
+namespace {
+
+// The first statement of `p` whose printed form mentions `name` as a whole word: where an unbound
+// symbol is first needed, so the message can point there.
+const Stmt* firstMention(const HostProgram& p, const std::string& name) {
+  const Stmt* found = nullptr;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  forEachStmt(p.body(), [&](const Stmt& s, int) {
+    if (found || !s.loc.known()) return;
+    std::string text = printStmt(p, s);
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      bool starts = at == 0 || !word(text[at - 1]);
+      bool ends = at + name.size() >= text.size() || !word(text[at + name.size()]);
+      if (starts && ends) {
+        found = &s;
+        return;
+      }
+    }
+  });
+  return found;
+}
+
+// The happens-before check needs an int per event and stream of every rank; a program over that
+// limit (8192 ranks x 64 streams, say) is refused before it is unrolled, not after. The estimate
+// counts streams a rank may not use, so it refuses only at twice the check's own limit.
+void refuseOversizedClocks(const HostProgram& p, const sem::SemanticsOptions& so) {
+  int64_t ranks = so.numRanks > 0 ? so.numRanks : sem::ranksFromProgram(p);
+  for (const auto& [rank, prog] : so.rankPrograms)
+    ranks = std::max({ranks, rank + 1, prog ? sem::ranksFromProgram(*prog) : 1});
+  int64_t streams = so.numberOfStreams;
+  if (auto it = so.bindings.find(kNumberOfStreams); it != so.bindings.end()) streams = it->second;
+  if (ranks <= 0 || ranks > kMaxRanks || streams <= 0 || streams > kMaxStreams) return;  // refused, located, later
+  sem::WorkEstimate w = sem::estimateWork(p, so, ranks, ranks);
+  // Over the event budget: buildEventGraph refuses it with the budget's message.
+  if (w.events > (so.maxEvents > 0 ? so.maxEvents : sem::eventLimit())) return;
+  double width = static_cast<double>(ranks) * static_cast<double>(streams + 2);
+  double entries = static_cast<double>(w.events) * width;
+  if (entries <= 2 * sem::kMaxClockEntries) return;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "too much work for the happens-before check: about %lld events x %.0f streams (%lld rank(s) x "
+                "(%lld + 2)) = %.3g vector-clock entries, %.0f times its limit of %.0f; use fewer ranks, streams or "
+                "iterations",
+                static_cast<long long>(w.events), width, static_cast<long long>(ranks), static_cast<long long>(streams),
+                entries, entries / sem::kMaxClockEntries, sem::kMaxClockEntries);
+  std::string message = buf;
+  if (!w.largest.empty()) message += " (most events come from " + w.largest + ")";
+  throw Error(message);
+}
+
+}  // namespace
+
 VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
   std::set<std::string> unbound = sem::unboundSymbols(p, o.bindings);
   for (const auto& [rank, prog] : o.rankPrograms)
@@ -230,14 +286,19 @@ VerifyResult verifyProgram(const HostProgram& p, const VerifyOptions& o) {
     if (p.indexDefinitions().empty())
       hint = " (an index nvFuser computes, such as a peer or a slice index, is defined in the 'Index "
              "definitions' section that NVFUSER_DUMP=host_ir(indices) prints after the dump)";
-    throw Error("the program's sizes depend on unbound symbol(s): " + names +
-                "; bind each with --bind NAME=VALUE (the check is exact for the values given)" + hint);
+    std::string message = "the program's sizes depend on unbound symbol(s): " + names +
+                          "; bind each with --bind NAME=VALUE (the check is exact for the values given)" + hint;
+    // Located at the first statement that needs one of them (the first name, alphabetically).
+    if (const Stmt* s = firstMention(p, *unbound.begin()))
+      throw ParseError(s->loc, message + " (" + *unbound.begin() + " is first needed here)");
+    throw Error(message);
   }
   sem::SemanticsOptions so;
   so.bindings = o.bindings;
   so.numRanks = o.ranks;
   so.numberOfStreams = o.streams;
   so.rankPrograms = o.rankPrograms;
+  refuseOversizedClocks(p, so);
   sem::EventGraph g = sem::buildEventGraph(p, so);
   VerifyResult res = checkEventGraph(g, o);
   res.program = p.sourceName;
@@ -361,7 +422,7 @@ std::string formatJson(const VerifyResult& r, int indent) {
     }
     j["findings"].push_back(jf);
   }
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }
 
 }  // namespace braid::verify

@@ -125,7 +125,7 @@ std::string chromeTraceJson(const Timeline& t, const TraceOptions& o) {
   json meta = {{"source", t.source}, {"program", t.program}, {"machine", t.machine}, {"ranks", t.ranks}};
   for (const auto& [k, v] : t.meta) meta[k] = v;
   doc["otherData"] = std::move(meta);
-  return doc.dump();
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void writeChromeTrace(const Timeline& t, const std::string& path, const TraceOptions& o) {

@@ -9,7 +9,9 @@
 
 #include "cli/exec_module.h"
 #include "cli/exec_module/run_driver.h"
+#include "ir/diagnostic.h"
 #include "ir/error.h"
+#include "ir/semantics/budget.h"
 
 #ifndef BRAID_VERSION
 #define BRAID_VERSION "0.0.0"
@@ -23,9 +25,11 @@ extern "C" __attribute__((visibility("default"))) int braid_exec_run(const braid
       throw braid::Error(std::string("the run module (braid_exec_cli, braid ") + BRAID_VERSION +
                          ") is from another build than this braid (" + version +
                          "); rebuild or reinstall braid, or point BRAID_EXEC_MODULE at the matching module");
+    // The module has its own copy of braid's libraries: the budget crosses in the config.
+    braid::sem::setWorkBudget({config->maxEvents, config->maxMemoryBytes});
     return braid::cli::runCommand(*config);
   } catch (const braid::Error& e) {
-    std::cerr << "braid run: " << e.what() << "\n";
+    std::cerr << "braid run: " << braid::formatDiagnostic(e) << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "braid run: internal error: " << e.what() << "\n";

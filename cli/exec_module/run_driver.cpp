@@ -369,6 +369,12 @@ int runCommand(const RunConfig& cfg) {
       ranks = cfg.params.devices;
     }
   }
+  // One process per rank, each with its own libtorch: more than this would exhaust the machine
+  // (docs/HARDENING.md).
+  constexpr int64_t kMaxCpuRanks = 128;
+  if (ranks > kMaxCpuRanks)
+    throw Error("braid run starts one CPU process per rank; " + std::to_string(ranks) + " ranks is more than the " +
+                std::to_string(kMaxCpuRanks) + " it starts on one machine");
   if (!isFile(cfg.target) && cfg.devicesSet && cfg.ranks > 0 && cfg.params.devices != cfg.ranks)
     throw Error("--devices " + std::to_string(cfg.params.devices) + " and --ranks " + std::to_string(cfg.ranks) +
                 " disagree: the workload is lowered for one rank per device");

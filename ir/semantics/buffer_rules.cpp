@@ -1,6 +1,9 @@
 #include "ir/semantics/buffer_rules.h"
 
+#include <optional>
 #include <string>
+
+#include "ir/checked_math.h"
 
 namespace braid::sem {
 
@@ -19,7 +22,13 @@ std::vector<int64_t> bufferShape(const TensorView& tv, const Bindings& b, ShapeM
       shape.push_back(1);
       continue;
     }
-    auto v = id->extent().tryEvaluate(b);
+    std::optional<int64_t> v;
+    try {
+      v = id->extent().tryEvaluate(b);
+    } catch (const Error& e) {
+      throw Error("the size of " + tv.nameStr() + " (axis " + id->str() + "): " + e.what() +
+                  boundValues(id->extent(), b));
+    }
     if (!v) {
       std::string names;
       for (const auto& n : id->extent().substitute(b).freeSymbols()) names += (names.empty() ? "" : ", ") + n;
@@ -27,10 +36,22 @@ std::vector<int64_t> bufferShape(const TensorView& tv, const Bindings& b, ShapeM
                   " (bind them with --bind NAME=VALUE)");
     }
     if (*v < 0)
-      throw Error("the size of " + tv.nameStr() + " (axis " + id->str() + ") is negative: " + std::to_string(*v));
+      throw Error("the size of " + tv.nameStr() + " (axis " + id->str() + ") is negative: " + std::to_string(*v) +
+                  boundValues(id->extent(), b));
     shape.push_back(*v);
   }
+  checkedElementCount(shape, "tensor " + tv.nameStr());
   return shape;
+}
+
+std::string boundValues(const Scalar& s, const Bindings& env) {
+  std::string out;
+  for (const auto& n : s.freeSymbols()) {
+    auto it = env.find(n);
+    if (it == env.end()) continue;
+    out += (out.empty() ? " (" : ", ") + n + " = " + std::to_string(it->second);
+  }
+  return out.empty() ? out : out + ")";
 }
 
 bool loopRunsOverAxis(const ForLoop& loop, const IterDomain& axis) {

@@ -25,6 +25,10 @@ struct ShapeMode {
 // the unbound symbols, or a negative extent.
 std::vector<int64_t> bufferShape(const TensorView& tv, const Bindings& b, ShapeMode mode = {});
 
+// " (i0 = -5, StreamIdx = 2)": the values `env` gives the free symbols of `s`, for messages that
+// name the binding behind a bad size ("" when none is bound).
+std::string boundValues(const Scalar& s, const Bindings& env);
+
 // Whether `loop` runs over `axis` (a Stream axis): its IterDomain is that axis, or it counts from 0
 // to the axis's extent (the same expression). Only an allocation inside such a loop is one chunk
 // of the Stream axis (HOSTIR.md); inside any other loop it keeps the whole axis.

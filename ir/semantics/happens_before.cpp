@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/semantics/budget.h"
 
 namespace braid::sem {
 
@@ -129,7 +130,7 @@ HappensBefore::HappensBefore(const EventGraph& g, bool communicator_order) : g_(
   clockOf_.assign(g.streams.size(), -1);
   for (const StreamInfo& s : g.streams)
     if (communicator_order || !s.isCommunicator()) clockOf_[static_cast<size_t>(s.id)] = static_cast<int32_t>(width_++);
-  if (static_cast<double>(n) * static_cast<double>(width_) > 6e8)
+  if (static_cast<double>(n) * static_cast<double>(width_) > kMaxClockEntries)
     throw Error("the event graph is too large for the checker (" + std::to_string(n_events) + " events on " +
                 std::to_string(width_) + " streams); use smaller sizes or fewer iterations");
   vc_.assign(static_cast<size_t>(n) * width_, -1);

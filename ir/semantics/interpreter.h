@@ -25,8 +25,10 @@ struct SemanticsOptions {
   // rankPrograms[r] instead of the program given to buildEventGraph. Communications match across
   // them by communicator and order (their statements differ by construction).
   std::map<int64_t, const HostProgram*> rankPrograms;
-  // Safety limit on the number of events (a typo in a binding must not eat the machine).
-  int64_t maxEvents = 20'000'000;
+  // Limit on the number of events (a typo in a binding must not eat the machine); 0: the
+  // process's budget (budget.h: --max-events / --max-memory, by default from the machine's
+  // memory). The program's estimated event count is checked against it before anything runs.
+  int64_t maxEvents = 0;
   // Called whenever a rank binds a tensor to a buffer or a view of one (statement null for the
   // inputs): the differential test compares these with what exec's evaluator binds.
   std::function<void(int64_t rank, const Stmt* stmt, const TensorView* tv, const Region& region)> onBind;
@@ -34,7 +36,8 @@ struct SemanticsOptions {
 
 // Builds the event graph: runs the host threads, matches collectives and P2P across ranks,
 // adds per-communicator order. Throws Error for bad input (an unbound symbol, a malformed
-// statement); problems of the program under study become EventGraph::issues, and what the
+// statement, more than kMaxRanks ranks, an estimated event count over the budget, int64
+// overflow), located at the statement (a ParseError: file:line:col) when it has a location; problems of the program under study become EventGraph::issues, and what the
 // semantics assumed where a dump leaves something out (a HostUnit not printed, a dtype not
 // printed) issues of Severity::kNote.
 EventGraph buildEventGraph(const HostProgram& p, const SemanticsOptions& options);

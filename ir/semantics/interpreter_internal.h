@@ -66,7 +66,8 @@ struct HandleExchange {
 
 class Interpreter {
  public:
-  Interpreter(const HostProgram& p, const SemanticsOptions& o, EventGraph& g) : p_(p), o_(o), g_(g) {}
+  Interpreter(const HostProgram& p, const SemanticsOptions& o, EventGraph& g, int64_t eventLimit, bool progress)
+      : p_(p), o_(o), g_(g), eventLimit_(eventLimit), progress_(progress) {}
 
   void runRank(int64_t rank, size_t pos);
   void matchCommunications();
@@ -92,6 +93,9 @@ class Interpreter {
   void issue(FindingKind kind, const Stmt* stmt, std::string message, int32_t event = -1);
   // Records the issue and stops this rank's host thread.
   [[noreturn]] void halt(FindingKind kind, const Stmt* stmt, std::string message);
+
+  // `message` located at `s` (with the rank and loop indices), for the CLI to quote.
+  ParseError locatedError(const Stmt& s, std::string message) const;
 
   // ---- scalars ----
   int64_t evalScalar(const Scalar& s, const Stmt& stmt);
@@ -161,6 +165,8 @@ class Interpreter {
   const HostProgram& p_;
   const SemanticsOptions& o_;
   EventGraph& g_;
+  int64_t eventLimit_;
+  bool progress_;
   RankState* st_ = nullptr;
   const HostProgram* prog_ = nullptr;  // the program the current rank runs
   // Per program: its index definitions written in the symbols they finally depend on.

@@ -2,9 +2,12 @@
 // program's meaning"; HOSTIR.md for the two ALLOCATE forms, views and view-vs-copy), recording
 // device operations on streams and the buffers they touch.
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <numeric>
 
+#include "ir/checked_math.h"
+#include "ir/semantics/budget.h"
 #include "ir/semantics/buffer_rules.h"
 #include "ir/semantics/interpreter_internal.h"
 #include "ir/semantics/mesh_rule.h"
@@ -14,10 +17,6 @@
 namespace braid::sem::detail {
 
 namespace {
-
-int64_t product(const std::vector<int64_t>& v) {
-  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
-}
 
 std::string shapeStr(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -40,9 +39,11 @@ int32_t Interpreter::newStream(const std::string& name, StreamKind kind) {
 }
 
 int32_t Interpreter::enqueueOn(int32_t stream, EventKind kind, const Stmt* stmt, std::string op) {
-  if (static_cast<int64_t>(g_.events.size()) >= o_.maxEvents)
-    throw Error("the program unrolls into more than " + std::to_string(o_.maxEvents) +
-                " device operations for these bindings; use smaller sizes");
+  if (static_cast<int64_t>(g_.events.size()) >= eventLimit_)
+    throw Error("the program unrolls into more than " + std::to_string(eventLimit_) +
+                " device operations for these bindings (the budget: --max-events / --max-memory); use smaller sizes");
+  if (progress_ && (g_.events.size() & ((size_t{1} << 20) - 1)) == 0 && !g_.events.empty())
+    std::fprintf(stderr, "\rbraid: unrolling rank %lld, %zu events", static_cast<long long>(st_->rank), g_.events.size());
   Event e;
   e.id = static_cast<int32_t>(g_.events.size());
   e.rank = static_cast<int32_t>(st_->rank);
@@ -145,7 +146,12 @@ void Interpreter::noteDtypes() {
 }
 
 int64_t Interpreter::evalScalar(const Scalar& s, const Stmt& stmt) {
-  auto v = s.tryEvaluate(st_->env);
+  std::optional<int64_t> v;
+  try {
+    v = s.tryEvaluate(st_->env);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " in " + s.str() + boundValues(s, st_->env));
+  }
   if (!v) {
     std::string names;
     for (const auto& n : s.substitute(st_->env).freeSymbols()) names += (names.empty() ? "" : ", ") + n;
@@ -163,7 +169,7 @@ int32_t Interpreter::newBuffer(const TensorView* tv, std::vector<int64_t> shape,
   b.rank = static_cast<int32_t>(st_->rank);
   b.tensor = tv;
   b.dtype = tv->dtype();
-  b.numel = product(shape);
+  b.numel = checkedElementCount(shape, "buffer of " + tv->nameStr());
   b.shape = std::move(shape);
   b.allocStream = st_->current;
   b.allocIssue = st_->issue;
@@ -278,7 +284,7 @@ Region Interpreter::outputRegion(const TensorView* tv, const std::vector<int64_t
       g_.issues.push_back(std::move(i));
       throw RankHalted{};
     }
-    if (it->second.numel() != product(shape))
+    if (it->second.numel() != checkedElementCount(shape, "buffer of " + tv->nameStr()))
       issue(FindingKind::kShapeMismatch, stmt,
             tv->nameStr() + " is bound to " + std::to_string(it->second.numel()) +
                 " elements but the operation produces " + shapeStr(shape));
@@ -322,7 +328,22 @@ void Interpreter::runRank(int64_t rank, size_t pos) {
   int32_t entry = enqueue(EventKind::kEntry, nullptr, "program entry");
   for (const TensorView* in : prog_->inputs()) {
     if (state.bound.count(in)) continue;
-    int32_t b = newBuffer(in, bufferShape(*in, state.env), nullptr);
+    std::vector<int64_t> shape;
+    try {
+      shape = bufferShape(*in, state.env);
+    } catch (const Error& e) {
+      // Located at the input's first use: the header line that declares it has no statement.
+      std::string message = std::string(e.what()) + " (" + in->nameStr() + " is an input of the program, first used here)";
+      const Stmt* first = nullptr;
+      forEachStmt(prog_->body(), [&](const Stmt& s, int) {
+        if (first || !s.loc.known()) return;
+        for (const TensorView* tv : stmtTensors(s))
+          if (tv == in) first = &s;
+      });
+      if (first) throw locatedError(*first, message);
+      throw Error(message + " (on rank " + std::to_string(rank) + ")");
+    }
+    int32_t b = newBuffer(in, std::move(shape), nullptr);
     g_.buffers[static_cast<size_t>(b)].isInput = true;
     Region r = Region::contiguous(b, g_.buffers[static_cast<size_t>(b)].shape);
     retain(b);  // the caller's reference
@@ -375,7 +396,27 @@ void Interpreter::runExit() {
 }
 
 void Interpreter::runScope(const Scope& scope) {
-  for (const auto& s : scope) runStmt(*s);
+  for (const auto& s : scope) {
+    // An error of bad input (an unbound symbol, a negative size, ceilDiv by zero, an overflow)
+    // names the innermost statement that raised it, with the rank and loop indices there.
+    try {
+      runStmt(*s);
+    } catch (const ParseError&) {
+      throw;
+    } catch (const Error& e) {
+      throw locatedError(*s, e.what());
+    }
+  }
+}
+
+ParseError Interpreter::locatedError(const Stmt& s, std::string message) const {
+  // Messages written with the location in front lose it: ParseError puts it there.
+  std::string prefix = s.loc.str() + ": ";
+  if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+  std::string where = "on rank " + std::to_string(st_->rank);
+  for (const LoopIndex& l : st_->loops) where += ", " + l.name + " = " + std::to_string(l.value);
+  if (!s.loc.known()) return ParseError(SourceLoc{prog_ ? prog_->sourceName : std::string()}, message + " (" + where + ")");
+  return ParseError(s.loc, message + " (" + where + ")");
 }
 
 void Interpreter::skip(const Stmt& s) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <numeric>
 
+#include "ir/checked_math.h"
 #include "ir/semantics/buffer_rules.h"
 
 namespace braid::sem {
@@ -11,7 +12,12 @@ namespace braid::sem {
 namespace {
 
 int64_t evalAt(const Scalar& s, const Bindings& env, const Stmt& stmt) {
-  auto v = s.tryEvaluate(env);
+  std::optional<int64_t> v;
+  try {
+    v = s.tryEvaluate(env);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " in " + s.str() + boundValues(s, env));
+  }
   if (!v) {
     std::string names;
     for (const auto& n : s.substitute(env).freeSymbols()) names += (names.empty() ? "" : ", ") + n;
@@ -43,9 +49,7 @@ int bufferDim(const std::vector<IterDomain*>& dom, size_t pos) {
                                         [](const IterDomain* id) { return !id->isReduction(); }));
 }
 
-int64_t product(const std::vector<int64_t>& v) {
-  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
-}
+int64_t product(const std::vector<int64_t>& v) { return checkedElementCount(v, "view"); }
 
 }  // namespace
 

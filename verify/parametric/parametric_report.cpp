@@ -186,7 +186,7 @@ std::string formatParametricJson(const ParametricResult& r, int indent) {
     for (const auto& s : w.sites) jw["sites"].push_back(siteJson(s));
     j["witnesses"].push_back(jw);
   }
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }
 
 }  // namespace braid::verify
