@@ -76,6 +76,7 @@ int runTune(const TuneArgs& args) {
   for (const auto& c : candidates) {
     SimArgs a = base;
     for (const auto& [k, v] : c) applySetting(a, k, v, true);
+    applyWorkloadFlags(a.flags, simDefaults());  // a bad protocol or pipeline name is bad input
     Prepared p;
     try {
       prepare(a, nullptr, p);
