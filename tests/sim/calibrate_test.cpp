@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "sim/cost_model.h"
+#include "tests/support/error_of.h"
 
 namespace braid::sim {
 namespace {
@@ -188,12 +189,7 @@ TEST(Measurements, RoundTripThroughJson) {
 }
 
 std::string errorOf(const std::string& text) {
-  try {
-    measurementsFromJson(text, "m.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::errorOf([&] { measurementsFromJson(text, "m.json"); });
 }
 
 TEST(Measurements, BadInputIsLocated) {

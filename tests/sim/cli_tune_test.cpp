@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/calibrate.h"
+#include "tests/support/bad_input.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_dir.h"
 
@@ -66,9 +67,7 @@ TEST(TuneCli, SaysWhenSerialWins) {
 }
 
 TEST(TuneCli, BadInputIsExitCodeTwo) {
-  struct Case {
-    std::string args, message;
-  } cases[] = {
+  testing::expectBadInput({
       {"tune ag_matmul --machine h200 --streams 0,2", "--streams: 0 is not a positive number of streams"},
       {"tune ag_matmul --machine h200 --streams 2,x", "--streams: 'x' is not an integer"},
       {"tune ag_matmul --machine h200 --protocols A,Z", "--protocol must be A, B or C, got 'Z'"},
@@ -78,12 +77,7 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
       {"tune no_such_workload --machine h200", "neither a file nor a workload"},
       {"tune " + std::string(BRAID_SOURCE_DIR) + "/examples/stream_set_serialized.hir --machine h200",
        "tune searches the lowerings of a catalog workload"},
-  };
-  for (const auto& c : cases) {
-    auto r = runBraid(c.args);
-    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
-  }
+  });
 }
 
 // Measurements the h100 preset itself would give, with some host costs changed: calibrating the
@@ -124,21 +118,14 @@ TEST(CalibrateCli, BadInputIsExitCodeTwo) {
   testing::TempDir dir("braid_calibrate_cli_");
   std::string bad = dir.file("bad.json"), out = dir.file("out.json");
   writeFile(bad, R"({"schema": "braid-measurements/1", "gpu": "H200", "gemm": [{"m": 1, "n": 2, "k": 3, "dtype": "bf16"}]})");
-  struct Case {
-    std::string args, message;
-  } cases[] = {
+  testing::expectBadInput({
       {"calibrate --from " + bad + " --machine h200 -o " + out, bad + ": gemm[0].us: missing"},
       {"calibrate --from " + dir.file("none.json") + " --machine h200 -o " + out, "cannot read the file"},
       {"calibrate --from " + bad + " -o " + out, "--machine is required"},
       {"calibrate --from " + bad + " --machine h200", "-o OUT.json is required"},
       {"calibrate --machine h200 -o " + out, "--from MEASUREMENTS.json is required"},
       {"calibrate --from " + bad + " --machine nosuch -o " + out, "neither a preset"},
-  };
-  for (const auto& c : cases) {
-    auto r = runBraid(c.args);
-    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
-  }
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/timeline.h"
+#include "tests/support/bad_input.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_dir.h"
 
@@ -69,9 +70,7 @@ TEST(ValidateCli, BadInputIsExitCodeTwo) {
   std::string measured = predictedTimeline(dir);
   std::string broken = dir.file("broken.json");
   std::ofstream(broken) << R"({"schema": "braid-timeline/1"})";
-  struct Case {
-    std::string args, message;
-  } cases[] = {
+  testing::expectBadInput({
       {"validate " + kProgram, "--measured TIMELINE.json is required"},
       {"validate --measured " + measured + " --machine h200", "the measured program is required"},
       {"validate --measured " + broken + " " + kProgram, broken + ": "},
@@ -79,12 +78,7 @@ TEST(ValidateCli, BadInputIsExitCodeTwo) {
       {"validate --measured " + measured + " ag_matmul --machine h200 --devices 1 --m 4096",
        "does not run; simulate as many ranks as were measured"},
       {"validate --measured " + measured + " ag_matmul --devices 2", "--machine is required"},
-  };
-  for (const auto& c : cases) {
-    auto r = runBraid(c.args);
-    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
-  }
+  });
 }
 
 }  // namespace
