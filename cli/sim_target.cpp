@@ -30,6 +30,14 @@ std::string presetList() {
   return names;
 }
 
+void addMachineFlags(CLI::App& sub, SimArgs& a) {
+  sub.add_option("--machine", a.machine,
+                 "machine preset (" + presetList() + ") or machine file (JSON, docs/MACHINES.md; `braid calibrate` "
+                 "writes one)");
+  sub.add_option("--nodes", a.nodes, "number of nodes (default: the machine's)");
+  sub.add_option("--gpus-per-node", a.gpusPerNode, "GPUs per node (default: the machine's)");
+}
+
 sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus_per_node) {
   if (name.empty())
     throw Error("--machine is required: a preset (" + presetList() + ") or a machine file (docs/MACHINES.md)");

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/workload_flags.h"
 #include "ir/host_ir.h"
 #include "sim/machine.h"
@@ -42,6 +44,9 @@ std::string presetList();
 // The machine of --machine with --nodes / --gpus-per-node applied; throws Error when it is
 // missing or bad.
 sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus_per_node);
+
+// Adds --machine, --nodes and --gpus-per-node, filling `a`.
+void addMachineFlags(CLI::App& sub, SimArgs& a);
 
 // One configuration to simulate: the program (lowered, or the parsed file) and its options.
 struct Prepared {

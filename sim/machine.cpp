@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "ir/input_file.h"
+#include "sim/json_object.h"
 #include "sim/machine_presets.h"
 
 namespace braid::sim {
@@ -19,79 +20,7 @@ namespace {
 using json = nlohmann::ordered_json;
 constexpr const char* kSchema = "braid-machine/1";
 
-// One JSON object of the machine file: typed reads that name the field in every error, and a
-// check that no field was left unread (an unknown field is usually a typo).
-class Obj {
- public:
-  Obj(const json& j, std::string path, const std::string& file) : j_(j), path_(std::move(path)), file_(file) {
-    if (!j_.is_object()) fail(path_.empty() ? "(document)" : path_, "expected an object");
-  }
-  ~Obj() = default;
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw Error(file_ + ": " + field + ": " + what);
-  }
-  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  const json& get(const std::string& key) {
-    seen_.insert(key);
-    auto it = j_.find(key);
-    if (it == j_.end()) fail(at(key), "missing");
-    return *it;
-  }
-  Obj child(const std::string& key) { return Obj(get(key), at(key), file_); }
-  std::string str(const std::string& key) {
-    const json& v = get(key);
-    if (!v.is_string()) fail(at(key), "expected a string");
-    return v.get<std::string>();
-  }
-  bool boolean(const std::string& key) {
-    const json& v = get(key);
-    if (!v.is_boolean()) fail(at(key), "expected true or false");
-    return v.get<bool>();
-  }
-  double num(const std::string& key, double lo, double hi, bool open_lo = false) {
-    const json& v = get(key);
-    if (!v.is_number()) fail(at(key), "expected a number");
-    double d = v.get<double>();
-    if (!std::isfinite(d) || d < lo || d > hi || (open_lo && d == lo)) {
-      std::ostringstream os;
-      os << "expected a number in " << (open_lo ? "(" : "[") << lo << ", " << hi << "], got " << v.dump();
-      fail(at(key), os.str());
-    }
-    return d;
-  }
-  double positive(const std::string& key) { return num(key, 0, 1e15, true); }
-  double nonNegative(const std::string& key) { return num(key, 0, 1e15); }
-  double fraction(const std::string& key) { return num(key, 0, 1, true); }
-  int64_t count(const std::string& key, int64_t lo = 1) {
-    const json& v = get(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < lo)
-      fail(at(key), "expected an integer >= " + std::to_string(lo) + ", got " + v.dump());
-    return v.get<int64_t>();
-  }
-  const json& array(const std::string& key) {
-    const json& v = get(key);
-    if (!v.is_array()) fail(at(key), "expected an array");
-    return v;
-  }
-  // Fails on a field nobody read.
-  void done() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it) {
-      if (seen_.count(it.key())) continue;
-      std::string known;
-      for (const auto& k : seen_) known += (known.empty() ? "" : ", ") + k;
-      fail(at(it.key()), "unknown field (known here: " + known + ")");
-    }
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  const json& j_;
-  std::string path_;
-  const std::string& file_;
-  std::set<std::string> seen_;
-};
+using Obj = StrictJsonObject;
 
 template <typename E, size_t N>
 E enumOf(const std::string& name, const E (&all)[N], const char* (*nameOf)(E), const Obj& o, const std::string& field,

@@ -1,0 +1,142 @@
+// `braid tune WORKLOAD --machine M [--streams 1,2,4,8] [--protocols A,B,C]
+// [--pipelines collective,p2p] [--top K] [--json]`: simulate every lowering of the workload over
+// those choices in parallel and rank them against serial (one chunk) (docs/TUNE.md). Exit 0 when
+// some configuration simulated, 1 when none did, 2 on bad input.
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/sim_target.h"
+#include "ir/error.h"
+#include "ir/host_ir_text.h"
+#include "sim/tune.h"
+
+namespace braid::cli {
+namespace {
+
+struct TuneArgs {
+  SimArgs sim;
+  std::string streams = "1,2,4,8";
+  std::string protocols = "A,B,C";
+  std::string pipelines = "collective,p2p";
+  int64_t top = 10;
+};
+
+std::vector<std::string> splitList(const std::string& flag, const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string v; std::getline(ss, v, ',');) {
+    if (v.empty()) throw Error(flag + ": empty value in '" + s + "'");
+    out.push_back(v);
+  }
+  if (out.empty()) throw Error(flag + ": no values");
+  return out;
+}
+
+sim::TuneSpace spaceOf(const TuneArgs& a) {
+  sim::TuneSpace s;
+  s.streams.clear();
+  for (const auto& v : splitList("--streams", a.streams)) {
+    size_t used = 0;
+    int64_t x = 0;
+    try {
+      x = std::stoll(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || used == 0) throw Error("--streams: '" + v + "' is not an integer");
+    s.streams.push_back(x);
+  }
+  s.protocols = splitList("--protocols", a.protocols);
+  s.pipelines = splitList("--pipelines", a.pipelines);
+  return s;
+}
+
+int runTune(const TuneArgs& args) {
+  const SimArgs& base = args.sim;
+  if (base.target.empty()) throw Error("a workload name is required (see `braid lower --list`)");
+  if (!isWorkloadName(base.target)) {
+    if (parseTarget(base))  // a file: its protocol and pipeline are fixed in its text
+      throw Error(base.target + ": tune searches the lowerings of a catalog workload; for a host IR file use "
+                  "`braid sim FILE --sweep streams=1,2,4,8`");
+  }
+  if (args.top <= 0) throw Error("--top must be positive, got " + std::to_string(args.top));
+  std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(spaceOf(args));
+  sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
+
+  // Lower every candidate now: bad flags fail before anything runs, and choices the workload
+  // ignores (a pipeline kind without a DID -> Stream resharding) give the same program, which
+  // is simulated once.
+  std::vector<sim::SweepConfig> distinct;
+  std::vector<std::pair<std::string, std::string>> same;  // (config, same program as config)
+  std::map<std::string, std::string> seen;                // program text -> first config
+  for (const auto& c : candidates) {
+    SimArgs a = base;
+    for (const auto& [k, v] : c) applySetting(a, k, v, true);
+    applyWorkloadFlags(a.flags, simDefaults());  // a bad protocol or pipeline name is bad input
+    Prepared p;
+    try {
+      prepare(a, nullptr, p);
+    } catch (const Error&) {
+      distinct.push_back(c);  // its error is reported with the ranking
+      continue;
+    }
+    // The program and the numberOfStreams it runs with (a p2p pipeline's text does not depend on it).
+    std::string key = print(*p.program) + "\nnumberOfStreams " + std::to_string(p.options.semantics.numberOfStreams);
+    auto [it, fresh] = seen.emplace(key, sim::configStr(c));
+    if (fresh)
+      distinct.push_back(c);
+    else
+      same.emplace_back(sim::configStr(c), it->second);
+  }
+
+  auto one = [&](const sim::SweepConfig& c) {
+    SimArgs a = base;
+    for (const auto& [k, v] : c) applySetting(a, k, v, true);
+    Prepared p;
+    prepare(a, nullptr, p);
+    return sim::summarize(sim::simulate(*p.program, machine, p.options), c);
+  };
+  bool tty = ::isatty(STDERR_FILENO) != 0;
+  auto outcomes = sim::runSweep(distinct, one, 0, tty ? std::function<void(size_t, size_t)>(drawProgress) : nullptr);
+  sim::TuneResult r = sim::rankTune(std::move(outcomes));
+  size_t top = static_cast<size_t>(args.top);
+  if (base.json) {
+    std::cout << sim::tuneJson(r, top) << "\n";
+  } else {
+    std::cout << "braid tune: " << base.target << " on " << machine.name << " (" << machine.gpu.model << "), "
+              << candidates.size() << " candidates, " << distinct.size() << " distinct programs simulated\n"
+              << sim::tuneTable(r, top);
+    if (!same.empty()) {
+      std::cout << "not listed (the workload lowers them to the same program as a listed one):\n";
+      for (const auto& [c, as] : same) std::cout << "  " << c << "  =  " << as << "\n";
+    }
+  }
+  return !r.ranked.empty() && r.ranked.front().ok() ? 0 : 1;
+}
+
+BRAID_REGISTER_COMMAND(Command{
+    "tune",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<TuneArgs>();
+      SimArgs& s = args->sim;
+      sub.add_option("target", s.target, "a workload name (see `braid lower --list`)");
+      addMachineFlags(sub, s);
+      sub.add_flag("--json", s.json, "print the ranking as one JSON object");
+      sub.add_flag("--no-fold", s.noFold, "simulate every rank even when ranks provably do the same work");
+      addWorkloadFlags(sub, s.flags, simDefaults());
+      // What tune searches replaces the single-valued workload flags.
+      for (const char* searched : {"--streams", "--protocol", "--pipeline"}) sub.remove_option(sub.get_option(searched));
+      sub.add_option("--streams,-s", args->streams, "stream counts (= chunks) to try, comma-separated (default 1,2,4,8; 1 is always tried)");
+      sub.add_option("--protocols", args->protocols, "stream protocols to try: A, B, C (default A,B,C)");
+      sub.add_option("--pipelines", args->pipelines, "pipeline kinds to try: collective, p2p (default collective,p2p)");
+      sub.add_option("--top", args->top, "show the K fastest configurations (default 10)");
+      return [args] { return runTune(*args); };
+    },
+    "search stream counts, protocols and pipeline kinds of a workload by simulation and rank them"});
+
+}  // namespace
+}  // namespace braid::cli

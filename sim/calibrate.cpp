@@ -1,0 +1,446 @@
+// Calibration (calibrate.h): which constants the measurements determine, the least-squares fit
+// of them, and the report of every measurement's error before and after.
+#include "sim/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "sim/cost_model.h"
+#include "sim/fit.h"
+
+namespace braid::sim {
+
+//===----------------------------------------------------------------------===//
+// The model's predictions
+//===----------------------------------------------------------------------===//
+
+double predictGemmUs(const Machine& mc, const GemmShape& g) {
+  return gemmCost(mc, g.flops(), g.bytes(), g.dtype, g.batch, g.m, g.n).totalUs();
+}
+
+double predictCopyUs(const Machine& mc, double bytes) { return copyCost(mc, bytes).totalUs(); }
+
+double predictCollectiveUs(const Machine& mc, const CollectiveMeasurement& c) {
+  return collectiveCost(mc, c.kind, c.team, c.nodes, c.bytes).us;
+}
+
+double predictP2PUs(const Machine& mc, const P2PMeasurement& p) { return p2pCost(mc, p.bytes, p.interNode).us; }
+
+static double& hostCostRef(Machine& mc, HostCall c) {
+  switch (c) {
+    case HostCall::kAtenOp:
+      return mc.host.atenOpUs;
+    case HostCall::kKernelLaunch:
+      return mc.host.kernelLaunchUs;
+    case HostCall::kCommunicationCall:
+      return mc.host.communicationCallUs;
+    case HostCall::kStreamCall:
+      return mc.host.streamCallUs;
+    case HostCall::kAllocation:
+      return mc.host.allocationUs;
+    case HostCall::kView:
+      return mc.host.viewUs;
+    case HostCall::kControl:
+      return mc.host.controlUs;
+    case HostCall::kLaunchLatency:
+      return mc.gpu.launchLatencyUs;
+    case HostCall::kKernelMin:
+      return mc.gpu.kernelMinUs;
+  }
+  return mc.host.atenOpUs;
+}
+
+static const char* hostCostField(HostCall c) {
+  switch (c) {
+    case HostCall::kLaunchLatency:
+      return "gpu.launch_latency_us";
+    case HostCall::kKernelMin:
+      return "gpu.kernel_min_us";
+    default:
+      return nullptr;  // host.<call>_us
+  }
+}
+
+// hostCostRef only picks the field; reading through it leaves the machine as it was.
+double hostCostUs(const Machine& mc, HostCall c) { return hostCostRef(const_cast<Machine&>(mc), c); }
+
+double gemmBesideFactor(const Machine& mc, const GemmShape& g) {
+  if (!mc.contention.smSharing) return 1.0;
+  KernelCost k = gemmCost(mc, g.flops(), g.bytes(), g.dtype, g.batch, g.m, g.n);
+  double left = static_cast<double>(mc.gpu.sms - mc.nccl.channels * mc.nccl.smsPerChannel);
+  return smSlowdown(mc, k.tiles, left, mc.contention.smSharingWaves);
+}
+
+double commBesideFactor(const Machine& mc) { return 1.0 / mc.contention.commRateUnderCompute; }
+
+Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) {
+  Measurements m = shapes;
+  for (auto& g : m.gemms) g.us = predictGemmUs(mc, g.shape);
+  for (auto& c : m.copies) c.us = predictCopyUs(mc, c.bytes);
+  for (auto& c : m.collectives) c.us = predictCollectiveUs(mc, c);
+  for (auto& p : m.p2p) p.us = predictP2PUs(mc, p);
+  for (auto& h : m.host) h.us = hostCostUs(mc, h.call);
+  for (auto& v : m.overlaps) {
+    v.gemmAloneUs = predictGemmUs(mc, v.gemm);
+    v.gemmBesideUs = v.gemmAloneUs * gemmBesideFactor(mc, v.gemm);
+    v.commAloneUs = predictCollectiveUs(mc, v.collective);
+    v.commBesideUs = v.commAloneUs * commBesideFactor(mc);
+  }
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
+// Measurements as one vector: labels, measured times, predictions
+//===----------------------------------------------------------------------===//
+
+static std::string shapeStr(const GemmShape& g) {
+  std::ostringstream os;
+  os << "gemm " << (g.batch > 1 ? std::to_string(g.batch) + "x" : "") << g.m << "x" << g.n << "x" << g.k << " "
+     << precisionName(precisionOf(g.dtype));
+  return os.str();
+}
+
+static std::string collectiveStr(const CollectiveMeasurement& c) {
+  std::ostringstream os;
+  os << communicationTypeName(c.kind) << " team " << c.team << ", " << c.nodes << " node(s), "
+     << static_cast<int64_t>(c.bytes) << " B";
+  return os.str();
+}
+
+static std::vector<std::string> labels(const Measurements& m) {
+  std::vector<std::string> out;
+  for (const auto& g : m.gemms) out.push_back(shapeStr(g.shape));
+  for (const auto& c : m.copies) out.push_back("copy " + std::to_string(static_cast<int64_t>(c.bytes)) + " B");
+  for (const auto& c : m.collectives) out.push_back(collectiveStr(c));
+  for (const auto& p : m.p2p)
+    out.push_back("p2p " + std::to_string(static_cast<int64_t>(p.bytes)) + " B" + (p.interNode ? " across nodes" : ""));
+  for (const auto& h : m.host) out.push_back(std::string("host ") + hostCallName(h.call));
+  for (const auto& v : m.overlaps) {
+    out.push_back(shapeStr(v.gemm) + " beside " + collectiveStr(v.collective));
+    out.push_back(collectiveStr(v.collective) + " beside " + shapeStr(v.gemm));
+  }
+  return out;
+}
+
+static std::vector<double> measured(const Measurements& m) {
+  std::vector<double> out;
+  for (const auto& g : m.gemms) out.push_back(g.us);
+  for (const auto& c : m.copies) out.push_back(c.us);
+  for (const auto& c : m.collectives) out.push_back(c.us);
+  for (const auto& p : m.p2p) out.push_back(p.us);
+  for (const auto& h : m.host) out.push_back(h.us);
+  for (const auto& v : m.overlaps) {
+    out.push_back(v.gemmBesideUs);
+    out.push_back(v.commBesideUs);
+  }
+  return out;
+}
+
+// The model's value of every measured time, in the order of measured(); an overlap's slowed
+// time is its measured time alone times the model's factor, so it tests the contention model
+// only, not the cost models again.
+static std::vector<double> predicted(const Machine& mc, const Measurements& m) {
+  std::vector<double> out;
+  out.reserve(m.size() + m.overlaps.size());
+  for (const auto& g : m.gemms) out.push_back(predictGemmUs(mc, g.shape));
+  for (const auto& c : m.copies) out.push_back(predictCopyUs(mc, c.bytes));
+  for (const auto& c : m.collectives) out.push_back(predictCollectiveUs(mc, c));
+  for (const auto& p : m.p2p) out.push_back(predictP2PUs(mc, p));
+  for (const auto& h : m.host) out.push_back(hostCostUs(mc, h.call));
+  for (const auto& v : m.overlaps) {
+    out.push_back(v.gemmAloneUs * gemmBesideFactor(mc, v.gemm));
+    out.push_back(v.commAloneUs * commBesideFactor(mc));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The constants to fit
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// One fitted constant: how to read and write it on a machine, and its range. The fit works on
+// its logarithm, which keeps it positive and makes steps relative.
+struct Knob {
+  std::string name;
+  std::function<double(const Machine&)> get;
+  std::function<void(Machine&, double)> set;
+  double lo = 1e-6, hi = 1e9;
+};
+
+}  // namespace
+
+template <typename Ref>
+static Knob refKnob(std::string name, Ref ref, double lo, double hi) {
+  return Knob{std::move(name), [ref](const Machine& m) { return ref(const_cast<Machine&>(m)); },
+              [ref](Machine& m, double v) { ref(m) = v; }, lo, hi};
+}
+
+static void curveKnobs(std::vector<Knob>& out, const std::string& name, EfficiencyCurve GpuModel::*gpuCurve,
+                       EfficiencyCurve NcclModel::*ncclCurve, size_t points) {
+  for (size_t i = 0; i < points; ++i)
+    out.push_back(refKnob(
+        name + "[" + std::to_string(i) + "]",
+        [=](Machine& m) -> double& {
+          EfficiencyCurve& c = gpuCurve ? m.gpu.*gpuCurve : m.nccl.*ncclCurve;
+          return c.points[i].second;
+        },
+        1e-3, 1.0));
+}
+
+// Multiplies a group of NCCL latencies (every algorithm and protocol) by one factor: the
+// measurements rarely tell NCCL's 18 latency constants apart, but their common scale they do.
+static Knob latencyScaleKnob(const std::string& name, const Machine& base, bool inter) {
+  return Knob{name, [](const Machine&) { return 1.0; },
+              [base, inter](Machine& m, double v) {
+                for (size_t a = 0; a < kNumNcclAlgorithms; ++a)
+                  for (size_t p = 0; p < kNumNcclProtocols; ++p) {
+                    if (inter) {
+                      m.nccl.interStepLatencyUs[a][p] = base.nccl.interStepLatencyUs[a][p] * v;
+                    } else {
+                      m.nccl.baseLatencyUs[a][p] = base.nccl.baseLatencyUs[a][p] * v;
+                      m.nccl.intraStepLatencyUs[a][p] = base.nccl.intraStepLatencyUs[a][p] * v;
+                    }
+                  }
+              },
+              0.02, 50.0};
+}
+
+static std::vector<Knob> knobsFor(const Machine& base, const Measurements& m, std::vector<std::string>& notes) {
+  std::vector<Knob> k;
+  if (!m.gemms.empty()) {
+    curveKnobs(k, "gpu.matmul_efficiency", &GpuModel::matmulEfficiency, nullptr,
+               base.gpu.matmulEfficiency.points.size());
+    // The efficiency curve is shared by every dtype; the peak of the first measured dtype
+    // (bf16 when measured) anchors it and the others' peaks are fitted.
+    std::set<Precision> seen;
+    for (const auto& g : m.gemms) seen.insert(precisionOf(g.shape.dtype));
+    Precision anchor = seen.count(Precision::kBf16) ? Precision::kBf16 : *seen.begin();
+    for (Precision p : seen) {
+      if (p == anchor) continue;
+      double peak = base.gpu.matmulTflops[static_cast<size_t>(p)];
+      k.push_back(refKnob(std::string("gpu.matmul_tflops.") + precisionName(p),
+                          [p](Machine& mc) -> double& { return mc.gpu.matmulTflops[static_cast<size_t>(p)]; },
+                          peak / 20, peak * 20));
+    }
+  } else {
+    notes.push_back("no gemm measurements: gpu.matmul_efficiency kept");
+  }
+  if (!m.copies.empty())
+    curveKnobs(k, "gpu.memory_efficiency", &GpuModel::memoryEfficiency, nullptr,
+               base.gpu.memoryEfficiency.points.size());
+  else
+    notes.push_back("no copy measurements: gpu.memory_efficiency kept");
+  bool intraColl = false, interColl = false, intraP2P = false, interP2P = false;
+  for (const auto& c : m.collectives) (c.nodes > 1 ? interColl : intraColl) = true;
+  for (const auto& v : m.overlaps) (v.collective.nodes > 1 ? interColl : intraColl) = true;
+  for (const auto& p : m.p2p) (p.interNode ? interP2P : intraP2P) = true;
+  if (intraColl || interColl || intraP2P || interP2P) {
+    curveKnobs(k, "nccl.bandwidth_efficiency", nullptr, &NcclModel::bandwidthEfficiency,
+               base.nccl.bandwidthEfficiency.points.size());
+    k.push_back(refKnob("nccl.call_overhead_us", [](Machine& mc) -> double& { return mc.nccl.callOverheadUs; }, 1e-3,
+                        1e4));
+  } else {
+    notes.push_back("no collective or p2p measurements: nccl kept");
+  }
+  if (intraColl) k.push_back(latencyScaleKnob("nccl.latency_scale (base and intra-node step latencies x)", base, false));
+  if (interColl)
+    k.push_back(latencyScaleKnob("nccl.inter_step_latency_scale (inter-node step latencies x)", base, true));
+  if (intraP2P) {
+    k.push_back(refKnob("nvlink.bandwidth_gbps", [](Machine& mc) -> double& { return mc.nvlink.bandwidthGBps; }, 1,
+                        1e5));
+    k.push_back(refKnob("nvlink.latency_us", [](Machine& mc) -> double& { return mc.nvlink.latencyUs; }, 1e-3, 1e4));
+  }
+  if (interColl || interP2P)
+    k.push_back(refKnob("nic.bandwidth_gbps", [](Machine& mc) -> double& { return mc.nic.bandwidthGBps; }, 0.1, 1e5));
+  if (interP2P)
+    k.push_back(refKnob("nic.latency_us", [](Machine& mc) -> double& { return mc.nic.latencyUs; }, 1e-3, 1e4));
+  std::set<HostCall> calls;
+  for (const auto& h : m.host) calls.insert(h.call);
+  for (HostCall c : calls) {
+    const char* field = hostCostField(c);
+    k.push_back(refKnob(field ? field : "host." + std::string(hostCallName(c)) + "_us",
+                        [c](Machine& mc) -> double& { return hostCostRef(mc, c); }, 1e-4, 1e5));
+  }
+  if (!m.overlaps.empty())
+    k.push_back(refKnob("contention.comm_rate_under_compute",
+                        [](Machine& mc) -> double& { return mc.contention.commRateUnderCompute; }, 0.01, 1.0));
+  return k;
+}
+
+//===----------------------------------------------------------------------===//
+// The fit
+//===----------------------------------------------------------------------===//
+
+// Weight of the pull of each constant towards its base value (on its logarithm), against
+// relative errors of the measurements: a measurement off by 1% outweighs a constant moved 10x.
+static constexpr double kPriorWeight = 1e-3;
+
+// The NCCL channel count and the SM-sharing rule that best explain how much GEMMs slow down
+// beside collectives (they decide how many SMs a GEMM keeps); the base's when nothing is better.
+static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std::string>& notes) {
+  if (m.overlaps.empty()) return;
+  auto cost = [&](const Machine& c) {
+    double s = 0;
+    for (const auto& v : m.overlaps) {
+      double e = (v.gemmAloneUs * gemmBesideFactor(c, v.gemm) - v.gemmBesideUs) / v.gemmBesideUs;
+      s += e * e;
+    }
+    return s;
+  };
+  Machine best = mc;
+  double bestCost = cost(mc);
+  Machine off = mc;
+  off.contention.smSharing = false;
+  if (cost(off) < bestCost - 1e-15) best = off, bestCost = cost(off);
+  for (bool waves : {false, true})
+    for (int64_t ch = 1; ch * std::max<int64_t>(mc.nccl.smsPerChannel, 1) < mc.gpu.sms && ch <= 64; ++ch) {
+      Machine c = mc;
+      c.contention.smSharing = true;
+      c.contention.smSharingWaves = waves;
+      c.nccl.channels = ch;
+      double e = cost(c);
+      if (e < bestCost - 1e-15) best = c, bestCost = e;
+    }
+  std::ostringstream os;
+  os << "SM sharing from " << m.overlaps.size() << " overlap measurement(s): ";
+  if (!best.contention.smSharing)
+    os << "off (GEMMs do not slow down beside collectives)";
+  else
+    os << "nccl.channels " << mc.nccl.channels << " -> " << best.nccl.channels << ", sm_sharing_waves "
+       << (best.contention.smSharingWaves ? "true" : "false");
+  notes.push_back(os.str());
+  mc = best;
+}
+
+CalibrationResult calibrate(const Machine& base, const Measurements& m) {
+  CalibrationResult out;
+  Machine start = base;
+  chooseSmSharing(start, m, out.notes);
+  std::vector<Knob> knobs = knobsFor(start, m, out.notes);
+  const std::vector<double> meas = measured(m);
+  const size_t n = knobs.size(), nm = meas.size();
+
+  std::vector<double> x0(n), lo(n), hi(n);
+  for (size_t i = 0; i < n; ++i) {
+    lo[i] = std::log(knobs[i].lo);
+    hi[i] = std::log(knobs[i].hi);
+    x0[i] = std::log(std::clamp(knobs[i].get(start), knobs[i].lo, knobs[i].hi));
+  }
+  auto machineAt = [&](const std::vector<double>& x) {
+    Machine mc = start;
+    for (size_t i = 0; i < n; ++i) knobs[i].set(mc, std::exp(x[i]));
+    // The bounds keep efficiencies in (0, 1]; a curve's sizes are not fitted, so it stays valid.
+    return mc;
+  };
+  FitProblem p;
+  p.numResiduals = nm + n;
+  p.lower = lo;
+  p.upper = hi;
+  p.residuals = [&](const std::vector<double>& x, std::vector<double>& r) {
+    std::vector<double> pred = predicted(machineAt(x), m);
+    for (size_t i = 0; i < nm; ++i) r[i] = (pred[i] - meas[i]) / meas[i];
+    for (size_t i = 0; i < n; ++i) r[nm + i] = kPriorWeight * (x[i] - x0[i]);
+  };
+  FitResult f = levenbergMarquardt(p, x0);
+  out.machine = machineAt(f.x);
+  out.iterations = f.iterations;
+  out.converged = f.converged;
+  for (size_t i = 0; i < n; ++i) out.constants.push_back({knobs[i].name, knobs[i].get(start), std::exp(f.x[i])});
+  std::vector<std::string> names = labels(m);
+  std::vector<double> before = predicted(base, m), after = predicted(out.machine, m);
+  for (size_t i = 0; i < nm; ++i) out.errors.push_back({names[i], meas[i], before[i], after[i]});
+  if (!f.converged) out.notes.push_back("the fit stopped at its iteration limit before converging");
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Reports
+//===----------------------------------------------------------------------===//
+
+static double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double CalibrationResult::medianBaseError() const {
+  std::vector<double> v;
+  for (const auto& e : errors) v.push_back(std::abs(e.baseError()));
+  return median(v);
+}
+
+double CalibrationResult::medianFittedError() const {
+  std::vector<double> v;
+  for (const auto& e : errors) v.push_back(std::abs(e.fittedError()));
+  return median(v);
+}
+
+double CalibrationResult::maxFittedError() const {
+  double x = 0;
+  for (const auto& e : errors) x = std::max(x, std::abs(e.fittedError()));
+  return x;
+}
+
+std::string calibrationReport(const CalibrationResult& r) {
+  std::ostringstream os;
+  char line[512];
+  os << "fitted constants (" << r.constants.size() << "; " << r.iterations << " iterations"
+     << (r.converged ? "" : ", not converged") << "):\n";
+  size_t w = 8;
+  for (const auto& c : r.constants) w = std::max(w, c.name.size());
+  for (const auto& c : r.constants) {
+    std::snprintf(line, sizeof line, "  %-*s %12.4g -> %12.4g\n", static_cast<int>(w), c.name.c_str(), c.base,
+                  c.fitted);
+    os << line;
+  }
+  for (const auto& n : r.notes) os << "note: " << n << "\n";
+  w = 11;
+  for (const auto& e : r.errors) w = std::max(w, e.what.size());
+  std::snprintf(line, sizeof line, "\n  %-*s %12s %12s %9s %12s %9s\n", static_cast<int>(w), "measurement",
+                "measured_us", "base_us", "base_err", "fitted_us", "residual");
+  os << line;
+  for (const auto& e : r.errors) {
+    std::snprintf(line, sizeof line, "  %-*s %12.3f %12.3f %+8.1f%% %12.3f %+8.2f%%\n", static_cast<int>(w),
+                  e.what.c_str(), e.measuredUs, e.baseUs, 100 * e.baseError(), e.fittedUs, 100 * e.fittedError());
+    os << line;
+  }
+  std::snprintf(line, sizeof line,
+                "\n%zu measurements: median |error| %.2f%% with the base machine, %.2f%% calibrated (max %.2f%%)\n",
+                r.errors.size(), 100 * r.medianBaseError(), 100 * r.medianFittedError(), 100 * r.maxFittedError());
+  os << line;
+  return os.str();
+}
+
+std::string calibrationJson(const CalibrationResult& r) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["machine"] = r.machine.name;
+  j["iterations"] = r.iterations;
+  j["converged"] = r.converged;
+  j["constants"] = json::array();
+  for (const auto& c : r.constants) j["constants"].push_back({{"name", c.name}, {"base", c.base}, {"fitted", c.fitted}});
+  j["measurements"] = json::array();
+  for (const auto& e : r.errors)
+    j["measurements"].push_back({{"what", e.what},
+                                 {"measured_us", e.measuredUs},
+                                 {"base_us", e.baseUs},
+                                 {"fitted_us", e.fittedUs},
+                                 {"base_error", e.baseError()},
+                                 {"residual", e.fittedError()}});
+  j["median_abs_base_error"] = r.medianBaseError();
+  j["median_abs_residual"] = r.medianFittedError();
+  j["max_abs_residual"] = r.maxFittedError();
+  j["notes"] = r.notes;
+  return j.dump(1);
+}
+
+}  // namespace braid::sim

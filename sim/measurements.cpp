@@ -1,0 +1,232 @@
+// Reading and writing calibration measurements (measurements.h, docs/CALIBRATION.md).
+#include "sim/measurements.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "ir/error.h"
+#include "sim/json_object.h"
+
+namespace braid::sim {
+
+using json = nlohmann::ordered_json;
+static constexpr const char* kSchema = "braid-measurements/1";
+
+// The dtypes a measurement names, by the machine file's precision keys.
+static const std::pair<const char*, DataType> kDtypes[] = {
+    {"bf16", DataType::kBFloat16}, {"fp16", DataType::kHalf}, {"fp32", DataType::kFloat}, {"fp64", DataType::kDouble}};
+
+double GemmShape::flops() const {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+}
+
+double GemmShape::bytes() const {
+  double e = static_cast<double>(dataTypeSize(dtype));
+  double mm = static_cast<double>(m), nn = static_cast<double>(n), kk = static_cast<double>(k);
+  return (mm * kk + kk * nn + mm * nn) * e * static_cast<double>(batch);
+}
+
+size_t Measurements::size() const {
+  return gemms.size() + copies.size() + collectives.size() + p2p.size() + host.size() + overlaps.size();
+}
+
+const char* hostCallName(HostCall c) {
+  switch (c) {
+    case HostCall::kAtenOp:
+      return "aten_op";
+    case HostCall::kKernelLaunch:
+      return "kernel_launch";
+    case HostCall::kCommunicationCall:
+      return "communication_call";
+    case HostCall::kStreamCall:
+      return "stream_call";
+    case HostCall::kAllocation:
+      return "allocation";
+    case HostCall::kView:
+      return "view";
+    case HostCall::kControl:
+      return "control";
+    case HostCall::kLaunchLatency:
+      return "launch_latency";
+    case HostCall::kKernelMin:
+      return "kernel_min";
+  }
+  return "?";
+}
+
+static const char* dtypeKey(DataType t) {
+  for (const auto& [name, d] : kDtypes)
+    if (d == t) return name;
+  return "fp32";
+}
+
+static GemmShape readGemm(StrictJsonObject& o) {
+  GemmShape g;
+  g.m = o.count("m");
+  g.n = o.count("n");
+  g.k = o.count("k");
+  if (o.has("batch")) g.batch = o.count("batch");
+  std::string d = o.str("dtype");
+  bool known = false;
+  for (const auto& [name, t] : kDtypes)
+    if (d == name) g.dtype = t, known = true;
+  if (!known) o.fail(o.at("dtype"), "unknown dtype \"" + d + "\" (expected bf16, fp16, fp32 or fp64)");
+  return g;
+}
+
+static void readCollective(StrictJsonObject& o, CollectiveMeasurement& c) {
+  std::string kind = o.str("kind");
+  auto t = parseCommunicationType(kind);
+  if (!t) o.fail(o.at("kind"), "unknown collective \"" + kind + "\" (Allgather, Allreduce, ReduceScatter, ...)");
+  c.kind = *t;
+  c.team = o.count("team");
+  c.nodes = o.has("nodes") ? o.count("nodes") : 1;
+  if (c.nodes > c.team) o.fail(o.at("nodes"), "more nodes than team members");
+  c.bytes = o.positive("bytes");
+}
+
+// Calls `each` with a strict reader of every element of the optional array `key`.
+template <typename F>
+static void forEach(StrictJsonObject& root, const std::string& key, F each) {
+  if (!root.has(key)) return;
+  const json& a = root.array(key);
+  for (size_t i = 0; i < a.size(); ++i) {
+    StrictJsonObject o(a[i], key + "[" + std::to_string(i) + "]", root.file());
+    each(o);
+    o.done();
+  }
+}
+
+Measurements measurementsFromJson(const std::string& text, const std::string& file) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(file + ": not valid JSON: " + e.what());
+  }
+  StrictJsonObject root(doc, "", file);
+  std::string schema = root.str("schema");
+  if (schema != kSchema) root.fail("schema", "expected \"" + std::string(kSchema) + "\", got \"" + schema + "\"");
+  Measurements m;
+  m.gpu = root.str("gpu");
+  if (root.has("meta")) {
+    const json& meta = root.get("meta");
+    if (!meta.is_object()) root.fail("meta", "expected an object of strings");
+    for (auto it = meta.begin(); it != meta.end(); ++it) {
+      if (!it.value().is_string()) root.fail("meta." + it.key(), "expected a string");
+      m.meta[it.key()] = it.value().get<std::string>();
+    }
+  }
+  forEach(root, "gemm", [&](StrictJsonObject& o) {
+    GemmMeasurement g;
+    g.shape = readGemm(o);
+    g.us = o.positive("us");
+    m.gemms.push_back(g);
+  });
+  forEach(root, "copy", [&](StrictJsonObject& o) {
+    CopyMeasurement c;
+    c.bytes = o.positive("bytes");
+    c.us = o.positive("us");
+    m.copies.push_back(c);
+  });
+  forEach(root, "collective", [&](StrictJsonObject& o) {
+    CollectiveMeasurement c;
+    readCollective(o, c);
+    c.us = o.positive("us");
+    m.collectives.push_back(c);
+  });
+  forEach(root, "p2p", [&](StrictJsonObject& o) {
+    P2PMeasurement p;
+    p.bytes = o.positive("bytes");
+    p.interNode = o.has("inter_node") && o.boolean("inter_node");
+    p.us = o.positive("us");
+    m.p2p.push_back(p);
+  });
+  forEach(root, "host", [&](StrictJsonObject& o) {
+    HostMeasurement h;
+    std::string call = o.str("call");
+    bool known = false;
+    std::string names;
+    for (HostCall c : kHostCalls) {
+      names += (names.empty() ? "" : ", ") + std::string(hostCallName(c));
+      if (call == hostCallName(c)) h.call = c, known = true;
+    }
+    if (!known) o.fail(o.at("call"), "unknown call \"" + call + "\" (expected one of " + names + ")");
+    h.us = o.positive("us");
+    m.host.push_back(h);
+  });
+  forEach(root, "overlap", [&](StrictJsonObject& o) {
+    OverlapMeasurement v;
+    {
+      StrictJsonObject g = o.child("gemm");
+      v.gemm = readGemm(g);
+      g.done();
+    }
+    {
+      StrictJsonObject c = o.child("collective");
+      readCollective(c, v.collective);
+      c.done();
+    }
+    v.gemmAloneUs = o.positive("gemm_alone_us");
+    v.gemmBesideUs = o.positive("gemm_beside_us");
+    v.commAloneUs = o.positive("comm_alone_us");
+    v.commBesideUs = o.positive("comm_beside_us");
+    m.overlaps.push_back(v);
+  });
+  root.done();
+  if (m.size() == 0) throw Error(file + ": no measurements (gemm, copy, collective, p2p, host, overlap are all absent or empty)");
+  return m;
+}
+
+Measurements readMeasurementsFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot read the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return measurementsFromJson(ss.str(), path);
+}
+
+static json gemmJson(const GemmShape& g) {
+  return {{"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"dtype", dtypeKey(g.dtype)}};
+}
+
+static json collectiveJson(const CollectiveMeasurement& c) {
+  return {{"kind", communicationTypeName(c.kind)}, {"team", c.team}, {"nodes", c.nodes}, {"bytes", c.bytes}};
+}
+
+std::string measurementsToJson(const Measurements& m) {
+  json j;
+  j["schema"] = kSchema;
+  j["gpu"] = m.gpu;
+  j["meta"] = json::object();
+  for (const auto& [k, v] : m.meta) j["meta"][k] = v;
+  j["gemm"] = json::array();
+  for (const auto& g : m.gemms) {
+    json e = gemmJson(g.shape);
+    e["us"] = g.us;
+    j["gemm"].push_back(e);
+  }
+  j["copy"] = json::array();
+  for (const auto& c : m.copies) j["copy"].push_back({{"bytes", c.bytes}, {"us", c.us}});
+  j["collective"] = json::array();
+  for (const auto& c : m.collectives) {
+    json e = collectiveJson(c);
+    e["us"] = c.us;
+    j["collective"].push_back(e);
+  }
+  j["p2p"] = json::array();
+  for (const auto& p : m.p2p) j["p2p"].push_back({{"bytes", p.bytes}, {"inter_node", p.interNode}, {"us", p.us}});
+  j["host"] = json::array();
+  for (const auto& h : m.host) j["host"].push_back({{"call", hostCallName(h.call)}, {"us", h.us}});
+  j["overlap"] = json::array();
+  for (const auto& v : m.overlaps)
+    j["overlap"].push_back({{"gemm", gemmJson(v.gemm)},
+                            {"collective", collectiveJson(v.collective)},
+                            {"gemm_alone_us", v.gemmAloneUs},
+                            {"gemm_beside_us", v.gemmBesideUs},
+                            {"comm_alone_us", v.commAloneUs},
+                            {"comm_beside_us", v.commBesideUs}});
+  return j.dump(1);
+}
+
+}  // namespace braid::sim

@@ -1,0 +1,102 @@
+// Calibration measurements: what microbenchmarks on a GPU machine measured, in the terms of the
+// machine model (docs/CALIBRATION.md gives the JSON schema, "braid-measurements/1"). Each entry
+// is one timed operation alone on an idle machine (the median of its timed runs), except the
+// overlap entries, which time a GEMM and a collective alone and side by side.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/host_ir.h"
+#include "ir/types.h"
+
+namespace braid::sim {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  DataType dtype = DataType::kBFloat16;
+  double flops() const;  // 2 m n k batch
+  double bytes() const;  // operands read + result written
+};
+
+struct GemmMeasurement {
+  GemmShape shape;
+  double us = 0;
+};
+
+// A device-to-device copy moving `bytes` (read + written, as the model counts a copy).
+struct CopyMeasurement {
+  double bytes = 0;
+  double us = 0;
+};
+
+// A collective over `team` ranks on `nodes` nodes; `bytes` is the buffer as nccl-tests counts it
+// (sim/cost_model.h).
+struct CollectiveMeasurement {
+  CommunicationType kind = CommunicationType::kAllreduce;
+  int64_t team = 2;
+  int64_t nodes = 1;
+  double bytes = 0;
+  double us = 0;
+};
+
+// One point-to-point send/recv of `bytes`.
+struct P2PMeasurement {
+  double bytes = 0;
+  bool interNode = false;
+  double us = 0;
+};
+
+// The host and launch costs of machine.h, one key each.
+enum class HostCall {
+  kAtenOp,             // host.aten_op_us
+  kKernelLaunch,       // host.kernel_launch_us
+  kCommunicationCall,  // host.communication_call_us
+  kStreamCall,         // host.stream_call_us
+  kAllocation,         // host.allocation_us
+  kView,               // host.view_us
+  kControl,            // host.control_us
+  kLaunchLatency,      // gpu.launch_latency_us
+  kKernelMin,          // gpu.kernel_min_us
+};
+inline constexpr HostCall kHostCalls[] = {HostCall::kAtenOp,     HostCall::kKernelLaunch,  HostCall::kCommunicationCall,
+                                          HostCall::kStreamCall, HostCall::kAllocation,    HostCall::kView,
+                                          HostCall::kControl,    HostCall::kLaunchLatency, HostCall::kKernelMin};
+const char* hostCallName(HostCall c);  // "aten_op", "kernel_launch", ..., "launch_latency", "kernel_min"
+
+struct HostMeasurement {
+  HostCall call = HostCall::kKernelLaunch;
+  double us = 0;
+};
+
+// A GEMM and a collective timed alone and while both run on the same GPUs: how much each slows
+// the other (the contention model).
+struct OverlapMeasurement {
+  GemmShape gemm;
+  CollectiveMeasurement collective;  // its `us` is unused
+  double gemmAloneUs = 0, gemmBesideUs = 0;
+  double commAloneUs = 0, commBesideUs = 0;
+};
+
+struct Measurements {
+  std::string gpu;                          // what was measured ("NVIDIA H200")
+  std::map<std::string, std::string> meta;  // date, driver, CUDA, NCCL and torch versions, ...
+  std::vector<GemmMeasurement> gemms;
+  std::vector<CopyMeasurement> copies;
+  std::vector<CollectiveMeasurement> collectives;
+  std::vector<P2PMeasurement> p2p;
+  std::vector<HostMeasurement> host;
+  std::vector<OverlapMeasurement> overlaps;
+  size_t size() const;
+};
+
+// Strict reading as for machine files: missing, mistyped, out-of-range and unknown fields are
+// errors naming the file and the field ("m.json: gemm[2].dtype: unknown dtype \"fp8\"").
+Measurements measurementsFromJson(const std::string& text, const std::string& file);
+Measurements readMeasurementsFile(const std::string& path);
+std::string measurementsToJson(const Measurements& m);
+
+}  // namespace braid::sim

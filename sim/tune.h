@@ -1,0 +1,56 @@
+// Tuning: which stream count (= number of chunks), stream protocol and pipeline kind runs a
+// workload fastest, by simulating every candidate (docs/TUNE.md). The library only builds the
+// candidates and ranks what the caller's simulation of each returned; lowering a workload for a
+// candidate is the caller's business (cli/tune_command.cpp), as in sweeps (sweep.h).
+//
+// Serial is the one-chunk program: streams = 1 with a collective pipeline (a p2p pipeline has a
+// chunk per rank whatever the stream count). It is always a candidate, so every ranking can say
+// how much pipelining buys, or that it buys nothing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/sweep.h"
+
+namespace braid::sim {
+
+struct TuneSpace {
+  std::vector<int64_t> streams{1, 2, 4, 8};
+  std::vector<std::string> protocols{"A", "B", "C"};
+  std::vector<std::string> pipelines{"collective", "p2p"};
+};
+
+// Every combination as sweep configurations with keys `streams`, `protocol`, `pipeline`, streams
+// varying slowest; the serial configurations (streams = 1, collective pipeline, every protocol)
+// are added when missing. Throws Error for an empty axis, a non-positive or repeated stream
+// count, or a repeated value.
+std::vector<SweepConfig> tuneCandidates(const TuneSpace& space);
+
+struct TuneResult {
+  std::vector<SweepOutcome> ranked;  // fastest first (ties: fewer streams first), failed last
+  std::optional<size_t> serial;      // the fastest serial configuration, in `ranked`
+  // The fastest other configuration beats serial (false also when there is none).
+  bool pipelinedWins = false;
+
+  // serial time / this configuration's time; 0 without a serial configuration or for a failure.
+  double speedup(const SweepOutcome& o) const;
+};
+
+// The number of streams of a tune configuration (its `streams` key; 0 when absent).
+int64_t streamsOf(const SweepConfig& c);
+// One chunk: streams = 1 and a pipeline other than p2p.
+bool isSerial(const SweepConfig& c);
+
+TuneResult rankTune(std::vector<SweepOutcome> outcomes);
+
+// The `top` fastest configurations with predicted times and speedup vs serial, the serial
+// baseline, what failed (grouped by reason), and the verdict.
+std::string tuneTable(const TuneResult& r, size_t top);
+// {"configurations": [... up to top, with "speedup_vs_serial"], "serial": {...} | null,
+//  "best": {...} | null, "pipelined_beats_serial": bool, "failed": [...]}
+std::string tuneJson(const TuneResult& r, size_t top);
+
+}  // namespace braid::sim

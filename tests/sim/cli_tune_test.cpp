@@ -1,0 +1,132 @@
+// End-to-end tests of `braid tune` and `braid calibrate`: rankings, written machine files, and
+// bad input (exit 2 with the reason and where).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sim/calibrate.h"
+#include "tests/support/bad_input.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
+
+namespace braid {
+namespace {
+
+using json = nlohmann::json;
+using testing::runBraid;
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+TEST(TuneCli, RanksTheCandidatesAgainstSerial) {
+  auto r = runBraid("tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A,B --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  // streams 1 (always), 2, 4 x protocols A, B x pipelines collective, p2p.
+  ASSERT_FALSE(j["configurations"].empty());
+  double last = 0;
+  for (const auto& c : j["configurations"]) {
+    EXPECT_GE(c["predicted_us"].get<double>(), last);
+    last = c["predicted_us"].get<double>();
+    EXPECT_GT(c["speedup_vs_serial"].get<double>(), 0);
+  }
+  ASSERT_FALSE(j["serial"].is_null());
+  EXPECT_EQ(j["serial"]["config"]["streams"], "1");
+  EXPECT_DOUBLE_EQ(j["serial"]["speedup_vs_serial"].get<double>(), 1.0);
+  EXPECT_EQ(j["best"], j["configurations"][0]);
+  EXPECT_EQ(j["pipelined_beats_serial"].get<bool>(), j["best"]["config"]["streams"] != "1");
+}
+
+TEST(TuneCli, TableNamesTheBestAndTheDuplicates) {
+  // matmul_ar has no DID -> Stream resharding: p2p lowers to the same program as collective.
+  auto r = runBraid("tune matmul_ar --machine h100 --devices 2 --m 4096 --streams 1,2 --protocols A");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("predicted_us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(serial)"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("best: ") != std::string::npos ||
+              r.out.find("no pipelined configuration beats serial") != std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("streams=1 protocol=A pipeline=p2p  =  streams=1 protocol=A pipeline=collective"), std::string::npos) << r.out;
+}
+
+TEST(TuneCli, SaysWhenSerialWins) {
+  testing::TempDir dir("braid_tune_cli_");
+  auto m = runBraid("sim --machine h200 --print-machine");
+  ASSERT_EQ(m.rc, 0) << m.err;
+  json machine = json::parse(m.out);
+  machine["host"]["aten_op_us"] = 50000.0;  // every chunk's matmul costs more host time than the work
+  machine["host"]["communication_call_us"] = 50000.0;
+  std::string path = dir.file("slow_host.json");
+  writeFile(path, machine.dump());
+  auto r = runBraid("tune ag_matmul --machine " + path + " --m 4096 --streams 1,2,4 --protocols A,B --pipelines collective");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("no pipelined configuration beats serial"), std::string::npos) << r.out;
+}
+
+TEST(TuneCli, BadInputIsExitCodeTwo) {
+  testing::expectBadInput({
+      {"tune ag_matmul --machine h200 --streams 0,2", "--streams: 0 is not a positive number of streams"},
+      {"tune ag_matmul --machine h200 --streams 2,x", "--streams: 'x' is not an integer"},
+      {"tune ag_matmul --machine h200 --protocols A,Z", "--protocol must be A, B or C, got 'Z'"},
+      {"tune ag_matmul --machine h200 --pipelines ring", "--pipeline must be collective or p2p"},
+      {"tune ag_matmul --machine h200 --top 0", "--top must be positive"},
+      {"tune ag_matmul", "--machine is required"},
+      {"tune no_such_workload --machine h200", "neither a file nor a workload"},
+      {"tune " + std::string(BRAID_SOURCE_DIR) + "/examples/stream_set_serialized.hir --machine h200",
+       "tune searches the lowerings of a catalog workload"},
+  });
+}
+
+// Measurements the h100 preset itself would give, with some host costs changed: calibrating the
+// h100 preset on them must find those costs and leave the rest.
+TEST(CalibrateCli, WritesAMachineFileSimAccepts) {
+  testing::TempDir dir("braid_calibrate_cli_");
+  sim::Machine truth = sim::loadMachine("h100");
+  truth.host.kernelLaunchUs = 9.5;
+  truth.nccl.callOverheadUs = 14;
+  sim::Measurements shapes;
+  shapes.gpu = "synthetic H100";
+  shapes.meta["date"] = "2026-11-25";
+  shapes.host = {{sim::HostCall::kKernelLaunch, 0}, {sim::HostCall::kKernelLaunch, 0}};
+  for (int64_t team : {2, 4, 8})
+    for (double b : {1e4, 1e6, 1e8}) shapes.collectives.push_back({CommunicationType::kAllreduce, team, 1, b, 0});
+  std::string from = dir.file("m.json"), out = dir.file("calibrated.json");
+  writeFile(from, sim::measurementsToJson(sim::predictMeasurements(truth, shapes)));
+  auto r = runBraid("calibrate --from " + from + " --machine h100 -o " + out + " --name h100-lab");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("host.kernel_launch_us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Allreduce team 8, 1 node(s), 100000000 B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + out), std::string::npos) << r.out;
+  sim::Machine m = sim::loadMachine(out);
+  EXPECT_EQ(m.name, "h100-lab");
+  EXPECT_NE(m.description.find("synthetic H100 (date 2026-11-25)"), std::string::npos) << m.description;
+  EXPECT_NEAR(m.host.kernelLaunchUs, 9.5, 0.01);
+  EXPECT_NEAR(m.nccl.callOverheadUs, 14, 0.5);
+  auto sim = runBraid("sim ag_matmul --machine " + out + " --m 4096 --json");
+  ASSERT_EQ(sim.rc, 0) << sim.err;
+  auto j = runBraid("calibrate --from " + from + " --machine h100 -o " + out + " --json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  json report = json::parse(j.out);
+  EXPECT_LT(report["max_abs_residual"].get<double>(), 0.01);
+  EXPECT_EQ(report["measurements"].size(), 11u);
+}
+
+TEST(CalibrateCli, BadInputIsExitCodeTwo) {
+  testing::TempDir dir("braid_calibrate_cli_");
+  std::string bad = dir.file("bad.json"), out = dir.file("out.json");
+  writeFile(bad, R"({"schema": "braid-measurements/1", "gpu": "H200", "gemm": [{"m": 1, "n": 2, "k": 3, "dtype": "bf16"}]})");
+  testing::expectBadInput({
+      {"calibrate --from " + bad + " --machine h200 -o " + out, bad + ": gemm[0].us: missing"},
+      {"calibrate --from " + dir.file("none.json") + " --machine h200 -o " + out, "cannot read the file"},
+      {"calibrate --from " + bad + " -o " + out, "--machine is required"},
+      {"calibrate --from " + bad + " --machine h200", "-o OUT.json is required"},
+      {"calibrate --machine h200 -o " + out, "--from MEASUREMENTS.json is required"},
+      {"calibrate --from " + bad + " --machine nosuch -o " + out, "neither a preset"},
+  });
+}
+
+}  // namespace
+}  // namespace braid

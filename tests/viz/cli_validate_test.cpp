@@ -1,0 +1,85 @@
+// End-to-end tests of `braid validate`: a prediction validated against itself, against a
+// measurement 10% slower everywhere, the files it writes, and bad input.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ir/timeline.h"
+#include "tests/support/bad_input.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
+
+namespace braid {
+namespace {
+
+using json = nlohmann::json;
+using testing::runBraid;
+
+const std::string kProgram = "ag_matmul --machine h200 --devices 2 --streams 2 --m 4096";
+
+std::string predictedTimeline(const testing::TempDir& dir) {
+  std::string path = dir.file("predicted.json");
+  auto r = runBraid("sim " + kProgram + " --no-fold --timeline " + path);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return path;
+}
+
+TEST(ValidateCli, APredictionAgreesWithItself) {
+  testing::TempDir dir("braid_validate_cli_");
+  std::string measured = predictedTimeline(dir);
+  auto r = runBraid("validate --measured " + measured + " " + kProgram + " --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["makespan_error"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j["max_abs_op_error"].get<double>(), 0);
+  EXPECT_FALSE(j["ops"].empty());
+  EXPECT_TRUE(j["unmatched_measured"].empty());
+  EXPECT_TRUE(j["unmatched_predicted"].empty());
+  EXPECT_DOUBLE_EQ(j["overlap"][0]["measured_hidden_fraction"].get<double>(),
+                   j["overlap"][0]["predicted_hidden_fraction"].get<double>());
+}
+
+TEST(ValidateCli, AMeasurementTenPercentSlowerEverywhere) {
+  testing::TempDir dir("braid_validate_cli_");
+  Timeline t = readTimelineFile(predictedTimeline(dir));
+  t.source = "measured";
+  for (auto& op : t.ops) {
+    op.startUs *= 1.1;
+    op.endUs *= 1.1;
+  }
+  std::string measured = dir.file("measured.json");
+  writeTimelineFile(t, measured);
+  std::string trace = dir.file("trace.json"), picture = dir.file("side_by_side.dot");
+  auto r = runBraid("validate --measured " + measured + " " + kProgram + " --trace " + trace + " --picture " + picture);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("error -9.1%"), std::string::npos) << r.out;  // 1 / 1.1 - 1
+  EXPECT_NE(r.out.find("by statement"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overlap"), std::string::npos) << r.out;
+  json tr = json::parse(testing::slurpFile(trace));
+  bool both = false;
+  for (const auto& e : tr["traceEvents"])
+    if (e.contains("args") && e["args"].contains("name") && e["args"]["name"].is_string())
+      both |= e["args"]["name"].get<std::string>().rfind("predicted: ", 0) == 0;
+  EXPECT_TRUE(both) << "no predicted stream in the trace";
+  EXPECT_NE(testing::slurpFile(picture).find("digraph"), std::string::npos);
+}
+
+TEST(ValidateCli, BadInputIsExitCodeTwo) {
+  testing::TempDir dir("braid_validate_cli_");
+  std::string measured = predictedTimeline(dir);
+  std::string broken = dir.file("broken.json");
+  std::ofstream(broken) << R"({"schema": "braid-timeline/1"})";
+  testing::expectBadInput({
+      {"validate " + kProgram, "--measured TIMELINE.json is required"},
+      {"validate --measured " + measured + " --machine h200", "the measured program is required"},
+      {"validate --measured " + broken + " " + kProgram, broken + ": "},
+      {"validate --measured " + measured + " " + kProgram + " --picture out.gif", "gif"},
+      {"validate --measured " + measured + " ag_matmul --machine h200 --devices 1 --m 4096",
+       "does not run; simulate as many ranks as were measured"},
+      {"validate --measured " + measured + " ag_matmul --devices 2", "--machine is required"},
+  });
+}
+
+}  // namespace
+}  // namespace braid
