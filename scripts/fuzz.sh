@@ -68,7 +68,7 @@ for t in "${targets[@]}"; do
       grep -m3 -E 'ERROR|SUMMARY|CheckFailure|what\(\)' "$out/logs/$t.$j.log" >&2 || true
     fi
   done
-  runs=$(cat "$out"/logs/"$t".*.log | grep -o 'stat::number_of_executed_units: [0-9]*' |
+  runs=$(cat "$out"/logs/"$t".*.log | { grep -o 'stat::number_of_executed_units: [0-9]*' || true; } |
          awk '{ s += $2 } END { print s + 0 }')
   echo "fuzz: $t: $runs executions"
   total=$((total + runs))
