@@ -281,7 +281,7 @@ std::string toJson(const HostProgram& p, int indent) {
   }
   j["host_units"] = units;
   j["missing_host_units"] = missingHostUnits(p);
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }
 
 }  // namespace braid
