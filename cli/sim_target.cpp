@@ -1,0 +1,146 @@
+// The target of `braid sim` and the commands built on it: lowering a workload or reading a file,
+// machines, and KEY=VALUE settings (cli/sim_target.h).
+#include "cli/sim_target.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "catalog/workload.h"
+#include "ir/error.h"
+#include "ir/host_ir_text.h"
+#include "passes/lower.h"
+
+namespace braid::cli {
+
+// Sizes where communication and computation both matter on one H200 (measured-h200.md's
+// 8192 x 8192 x 3584 bf16 AG+GEMM), rather than verify's tiny ones.
+WorkloadParams simDefaults() {
+  WorkloadParams p;
+  p.m = 8192;
+  p.k = 8192;
+  p.n = 3584;
+  p.dtype = DataType::kBFloat16;
+  return p;
+}
+
+std::string presetList() {
+  std::string names;
+  for (const auto& n : sim::machinePresetNames()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
+sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus_per_node) {
+  if (name.empty())
+    throw Error("--machine is required: a preset (" + presetList() + ") or a machine file (docs/MACHINES.md)");
+  sim::Machine m = sim::loadMachine(name);
+  if (nodes < 0) throw Error("--nodes must be positive");
+  if (gpus_per_node < 0) throw Error("--gpus-per-node must be positive");
+  if (nodes > 0) m.topology.nodes = nodes;
+  if (gpus_per_node > 0) m.topology.gpusPerNode = gpus_per_node;
+  return m;
+}
+
+
+// Workload flags and the keys a sweep may set for a workload.
+static const std::vector<std::string> kWorkloadKeys = {"streams", "protocol", "indexing", "pipeline", "m", "k", "n",
+                                                "devices", "ranks", "dtype"};
+
+static int64_t parseCount(const std::string& key, const std::string& v) {
+  try {
+    size_t used = 0;
+    int64_t x = std::stoll(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw Error(key + ": '" + v + "' is not an integer");
+}
+
+// Applies a sweep setting to a copy of the command's arguments.
+void applySetting(SimArgs& a, const std::string& key, const std::string& v, bool workload) {
+  WorkloadFlags& f = a.flags;
+  if (key == "machine") {
+    a.machine = v;
+  } else if (key == "nodes") {
+    a.nodes = parseCount(key, v);
+  } else if (key == "gpus-per-node" || key == "gpus_per_node") {
+    a.gpusPerNode = parseCount(key, v);
+  } else if (key == "streams") {
+    f.streams = parseCount(key, v);
+  } else if (key == "ranks" || key == "devices") {
+    a.ranks = parseCount(key, v);
+    if (workload) f.devices = a.ranks;
+  } else if (workload && key == "protocol") {
+    f.protocol = v;
+  } else if (workload && key == "indexing") {
+    f.indexing = v;
+  } else if (workload && key == "pipeline") {
+    f.pipeline = v;
+  } else if (workload && key == "dtype") {
+    f.dtype = v;
+  } else if (workload && key == "m") {
+    f.m = parseCount(key, v);
+  } else if (workload && key == "k") {
+    f.k = parseCount(key, v);
+  } else if (workload && key == "n") {
+    f.n = parseCount(key, v);
+  } else if (!workload) {
+    a.binds.push_back(key + "=" + v);  // a symbolic extent of the file
+  } else {
+    std::string keys;
+    for (const auto& k : kWorkloadKeys) keys += k + ", ";
+    throw Error("--sweep " + key + ": not a setting of a workload (" + keys + "machine, nodes, gpus-per-node)");
+  }
+}
+
+// Builds the program and options for `a`; `parsed` is the target file's program (nullptr for a
+// workload, which is lowered here).
+void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
+  const WorkloadFlags& f = a.flags;
+  if (f.has(f.streams) && f.streams <= 0) throw Error("--streams must be positive");
+  if (a.ranks < 0) throw Error("--ranks must be positive");
+  sim::SimOptions& o = out.options;
+  o.semantics.bindings = parseBindings(a.binds);
+  o.semantics.numberOfStreams = f.has(f.streams) ? f.streams : 4;
+  o.fold = !a.noFold;
+  o.recordSmCounters = !a.trace.empty();
+  if (parsed) {
+    out.program = parsed;
+    o.semantics.numRanks = a.ranks;
+    out.name = a.target;
+    return;
+  }
+  WorkloadParams base = simDefaults();
+  if (a.ranks > 0) base.devices = a.ranks;
+  Workload w = makeWorkload(a.target, applyWorkloadFlags(f, base));
+  out.lowered = lower(*w.fusion, w.params.lowering, w.params.devices);
+  assignPrintedLocations(out.lowered, a.target + ".hir");  // lines of `braid lower NAME` output
+  out.program = &out.lowered;
+  o.semantics.numRanks = w.params.devices;
+  o.semantics.numberOfStreams = w.params.streams;
+  out.name = a.target + " (lowered: devices " + std::to_string(w.params.devices) + ", streams " +
+             std::to_string(w.params.streams) + ", m " + std::to_string(w.params.m) + ", k " +
+             std::to_string(w.params.k) + ", n " + std::to_string(w.params.n) + ", " +
+             std::string(dataTypeName(w.params.dtype)) + ", protocol " +
+             streamProtocolName(w.params.lowering.protocol) + ")";
+}
+
+std::optional<HostProgram> parseTarget(const SimArgs& a) {
+  if (std::filesystem::exists(a.target)) return parseHostProgramFile(a.target);
+  if (!isWorkloadName(a.target)) {
+    std::string names;
+    for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;
+    throw Error("'" + a.target + "' is neither a file nor a workload (known workloads: " + names + ")");
+  }
+  return std::nullopt;
+}
+
+void drawProgress(size_t done, size_t total) {
+  const int width = 30;
+  int filled = total ? static_cast<int>(width * done / total) : width;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu configurations", std::string(static_cast<size_t>(filled), '#').c_str(),
+               std::string(static_cast<size_t>(width - filled), ' ').c_str(), done, total);
+  if (done == total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace braid::cli

@@ -1,0 +1,68 @@
+// What `braid sim` simulates, shared with the commands built on it (tune, validate): the target
+// (a host IR file or a catalog workload), its workload flags, bindings and machine, turned into a
+// program and simulator options. A setting given as KEY=VALUE (a sweep axis, a tune candidate)
+// goes through applySetting, so every command accepts the same keys with the same checks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/workload_flags.h"
+#include "ir/host_ir.h"
+#include "sim/machine.h"
+#include "sim/simulate.h"
+
+namespace braid::cli {
+
+struct SimArgs {
+  std::string target;
+  std::vector<std::string> binds;
+  int64_t ranks = 0;
+  std::string machine;
+  int64_t nodes = 0;
+  int64_t gpusPerNode = 0;
+  bool json = false;
+  std::string timeline;
+  std::string trace;
+  std::vector<std::string> sweep;
+  bool noFold = false;
+  bool printMachine = false;
+  WorkloadFlags flags;
+};
+
+// The workload sizes `sim` and the commands built on it default to.
+WorkloadParams simDefaults();
+
+// "a100, b200, h100, h200".
+std::string presetList();
+
+// The machine of --machine with --nodes / --gpus-per-node applied; throws Error when it is
+// missing or bad.
+sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus_per_node);
+
+// One configuration to simulate: the program (lowered, or the parsed file) and its options.
+struct Prepared {
+  HostProgram lowered;  // for workloads
+  const HostProgram* program = nullptr;
+  sim::SimOptions options;
+  std::string name;
+};
+
+// Applies a KEY=VALUE setting to `a` (`workload`: the target is a catalog workload, so the keys
+// are workload flags; otherwise an unknown key binds a symbolic extent of the file).
+void applySetting(SimArgs& a, const std::string& key, const std::string& v, bool workload);
+
+// Builds the program and options for `a`; `parsed` is the target file's program (nullptr for a
+// workload, which is lowered here).
+void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out);
+
+// The parsed program when the target is a file, nullopt when it is a workload; throws Error when
+// it is neither.
+std::optional<HostProgram> parseTarget(const SimArgs& a);
+
+// Draws "[####    ] 3/8 configurations" on stderr (for a terminal).
+void drawProgress(size_t done, size_t total);
+
+}  // namespace braid::cli
