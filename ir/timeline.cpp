@@ -192,6 +192,8 @@ Timeline timelineFromJson(const std::string& text, const std::string& file) {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw Error(file + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {  // out_of_range: a number such as 1e999
+    throw Error(file + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) r.fail("", "expected a JSON object (a braid timeline)");
   std::string schema = r.str(j, "", "schema");

@@ -63,13 +63,41 @@ void collectUses(const LoweringContext& ctx, Scope& scope, Path& path, std::map<
   }
 }
 
-bool writtenAnywhere(const LoweringContext& ctx, const Scope& scope, const TensorView* buffer) {
-  bool w = false;
+// The buffers some statement writes (Allocate and Deallocate, which this pass adds, write only
+// the buffer they are for, so the set stays right while the pass inserts them).
+std::set<const TensorView*> writtenBuffers(const LoweringContext& ctx, const Scope& scope) {
+  std::set<const TensorView*> written;
   forEachStmt(scope, [&](const Stmt& s, int) {
-    for (TensorView* t : stmtWrites(s))
-      if (bufferOf(ctx, t) == buffer) w = true;
+    for (TensorView* t : stmtWrites(s)) written.insert(bufferOf(ctx, t));
   });
-  return w;
+  return written;
+}
+
+// Statements to insert around one statement of a scope: `before` in the order given, `after`
+// in reverse order (the buffer planned last is freed first, nearest its last use).
+struct Insertions {
+  std::vector<StmtPtr> before;
+  std::vector<StmtPtr> after;
+};
+
+// Rebuilds each scope once with its planned insertions. Inserting one statement at a time and
+// recomputing every use after each insertion made the pass quadratic in the program's size.
+void applyInsertions(std::map<Scope*, std::map<const Stmt*, Insertions>>& plan) {
+  for (auto& [scope, around] : plan) {
+    Scope rebuilt;
+    rebuilt.reserve(scope->size() + 2 * around.size());
+    for (StmtPtr& s : *scope) {
+      auto it = around.find(s.get());
+      if (it == around.end()) {
+        rebuilt.push_back(std::move(s));
+        continue;
+      }
+      for (StmtPtr& b : it->second.before) rebuilt.push_back(std::move(b));
+      rebuilt.push_back(std::move(s));
+      for (auto a = it->second.after.rbegin(); a != it->second.after.rend(); ++a) rebuilt.push_back(std::move(*a));
+    }
+    *scope = std::move(rebuilt);
+  }
 }
 
 Scalar localElements(const TensorView* tv) {
@@ -98,14 +126,14 @@ class AllocateAndDeallocate : public Pass {
     std::vector<TensorView*> group;
     collectCommTensors(p.body(), comm_tensors, group);
     collectUses(ctx, p.body(), path, uses, order, comm_tensors);
+    const std::set<const TensorView*> written = writtenBuffers(ctx, p.body());
+    // Every insertion is planned against the program as it is now (anchored to the statements
+    // of the first and last use), then applied at once: the result is the same as inserting
+    // buffer by buffer in `order`.
+    std::map<Scope*, std::map<const Stmt*, Insertions>> plan;
     bool changed = false;
     for (TensorView* b : order) {
-      if (inputs.count(b) || !writtenAnywhere(ctx, p.body(), b)) continue;
-      // Step 2: recompute the paths (earlier insertions shifted indices) and find the scope.
-      uses.clear();
-      std::vector<TensorView*> ignored;
-      path.clear();
-      collectUses(ctx, p.body(), path, uses, ignored, comm_tensors);
+      if (inputs.count(b) || !written.count(b)) continue;
       const std::vector<Path>& ps = uses.at(b);
       // Buffers of whole tensors (every program tensor that stands for a fusion tensor, outputs
       // included) live across the iterations of any loop that uses them: the top level. Only
@@ -128,20 +156,22 @@ class AllocateAndDeallocate : public Pass {
         first = std::min(first, q[depth].second);
         last = std::max(last, q[depth].second);
       }
-      // Step 3: insert Deallocate after the last use (never an output), Allocate before the first.
+      // Deallocate after the last use (never an output), Allocate before the first.
+      std::map<const Stmt*, Insertions>& around = plan[scope];
       if (ctx.options.deallocate && !outputs.count(b)) {
         auto d = std::make_unique<Deallocate>();
         d->tv = b;
-        scope->insert(scope->begin() + static_cast<long>(last) + 1, std::move(d));
+        around[(*scope)[last].get()].after.push_back(std::move(d));
       }
       auto a = std::make_unique<Allocate>();
       a->tv = b;
       a->memType = b->memoryType();
       a->legacy = depth == 0 && usesPipelineALoops(ctx.options.protocol);
       if (a->legacy) a->size = localElements(b);
-      scope->insert(scope->begin() + static_cast<long>(first), std::move(a));
+      around[(*scope)[first].get()].before.push_back(std::move(a));
       changed = true;
     }
+    applyInsertions(plan);
     // What the verifier may check from here on (ir/verifier.h).
     ctx.allocationsPlaced = true;
     ctx.deallocationsPlaced = ctx.options.deallocate;

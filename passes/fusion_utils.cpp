@@ -118,22 +118,32 @@ std::vector<int> producerToConsumerMap(const Expr& e, size_t input_index) {
 }
 
 std::vector<Expr*> topologicalExprs(const Fusion& f) {
-  std::vector<Expr*> pending = f.exprs();
+  // Repeatedly takes the first expression (in creation order) whose inputs are all ready. The
+  // scan starts at the first expression not yet taken, so a fusion built in order (the usual
+  // case) costs linear time rather than a scan and an erase from the front per expression.
+  const std::vector<Expr*>& pending = f.exprs();
   std::vector<Expr*> out;
+  out.reserve(pending.size());
+  std::vector<bool> taken(pending.size(), false);
   std::set<const TensorView*> ready;
   for (const TensorView* tv : f.tensors())
     if (tv->definition() == nullptr) ready.insert(tv);
-  while (!pending.empty()) {
-    auto it = std::find_if(pending.begin(), pending.end(), [&](const Expr* e) {
-      return std::all_of(e->inputs().begin(), e->inputs().end(), [&](const TensorView* t) { return ready.count(t) > 0; });
-    });
-    if (it == pending.end()) {  // a cycle: cannot happen for built fusions; keep creation order
-      out.insert(out.end(), pending.begin(), pending.end());
+  auto inputsReady = [&](const Expr* e) {
+    return std::all_of(e->inputs().begin(), e->inputs().end(), [&](const TensorView* t) { return ready.count(t) > 0; });
+  };
+  size_t first = 0;  // every expression before it is taken
+  while (out.size() < pending.size()) {
+    size_t i = first;
+    while (i < pending.size() && (taken[i] || !inputsReady(pending[i]))) ++i;
+    if (i == pending.size()) {  // a cycle: cannot happen for built fusions; keep creation order
+      for (size_t j = first; j < pending.size(); ++j)
+        if (!taken[j]) out.push_back(pending[j]);
       break;
     }
-    for (const TensorView* o : (*it)->outputs()) ready.insert(o);
-    out.push_back(*it);
-    pending.erase(it);
+    for (const TensorView* o : pending[i]->outputs()) ready.insert(o);
+    out.push_back(pending[i]);
+    taken[i] = true;
+    while (first < pending.size() && taken[first]) ++first;
   }
   return out;
 }

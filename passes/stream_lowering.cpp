@@ -329,41 +329,40 @@ class StreamLowering : public Pass {
     std::vector<size_t> group_of(old.size());
     size_t groups = 0;
     // A statement that reads a tensor of the current loop other than chunk by chunk (along the
-    // producer's own Stream axis) needs all of it: it starts a new loop.
-    auto readsChunkWise = [&](size_t i, size_t group_begin) {
-      for (TensorView* t : inputsOf(*old[i])) {
-        bool produced_here = false;
-        for (size_t j = group_begin; j < i; ++j)
-          for (TensorView* o : outputsOf(*old[j])) produced_here = produced_here || o == t;
-        if (produced_here && readPath(ctx, *old[i], t) != streamPathOf(ctx.origin.at(t).fusionTv)) return false;
-      }
+    // producer's own Stream axis) needs all of it: it starts a new loop. `produced` holds the
+    // outputs of the current group's statements so far (kept as the loop goes, so that grouping
+    // stays linear in the program's size).
+    std::set<const TensorView*> produced;
+    auto readsChunkWise = [&](size_t i) {
+      for (TensorView* t : inputsOf(*old[i]))
+        if (produced.count(t) && readPath(ctx, *old[i], t) != streamPathOf(ctx.origin.at(t).fusionTv)) return false;
       return true;
     };
-    size_t group_begin = 0;
     for (size_t i = 0; i < old.size(); ++i) {
-      if (i > 0 && key[i] && key[i - 1] && *key[i] == *key[i - 1] && readsChunkWise(i, group_begin)) {
+      if (i > 0 && key[i] && key[i - 1] && *key[i] == *key[i - 1] && readsChunkWise(i)) {
         group_of[i] = group_of[i - 1];
       } else {
         group_of[i] = groups++;
-        group_begin = i;
+        produced.clear();
       }
+      for (TensorView* o : outputsOf(*old[i])) produced.insert(o);
     }
     // Step 2: tensors allocated per iteration: Stream-sharded allocation, defined and used only
     // inside one loop. A consumer in another loop (separated by a non-stream op) needs the
-    // full tensor.
+    // full tensor. One pass over the statements finds the groups each tensor appears in.
+    std::map<const TensorView*, std::set<size_t>> groups_of_tensor;
+    std::vector<bool> group_is_loop(groups, false);
+    for (size_t i = 0; i < old.size(); ++i) {
+      for (TensorView* t : outputsOf(*old[i])) groups_of_tensor[t].insert(group_of[i]);
+      for (TensorView* t : inputsOf(*old[i])) groups_of_tensor[t].insert(group_of[i]);
+      if (key[i]) group_is_loop[group_of[i]] = true;
+    }
     std::set<const TensorView*> per_iteration;
     for (const TensorView* ft : ctx.streamShardedAllocation) {
       const TensorView* pt = ctx.hostTensor.at(ft);
-      std::set<size_t> where;
-      for (size_t i = 0; i < old.size(); ++i) {
-        for (TensorView* t : outputsOf(*old[i]))
-          if (t == pt) where.insert(group_of[i]);
-        for (TensorView* t : inputsOf(*old[i]))
-          if (t == pt) where.insert(group_of[i]);
-      }
-      bool in_loop = false;
-      for (size_t i = 0; i < old.size(); ++i)
-        if (where.size() == 1 && group_of[i] == *where.begin() && key[i]) in_loop = true;
+      auto where = groups_of_tensor.find(pt);
+      bool in_loop = where != groups_of_tensor.end() && where->second.size() == 1 &&
+                     group_is_loop[*where->second.begin()];
       if (in_loop)
         per_iteration.insert(ft);
       else

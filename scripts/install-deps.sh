@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  clang
   nlohmann-json3-dev libcli11-dev
   libz3-dev libgraphviz-dev
   libtorch-dev libgloo-dev

@@ -178,7 +178,7 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw Error(file + ": not valid JSON: " + e.what());
   }
   Obj root(doc, "", file);

@@ -12,8 +12,14 @@ set(torch_hint "")
 if(TORCH_DIR)
   set(torch_hint -DTorch_DIR=${TORCH_DIR})
 endif()
+# A sanitized build (BRAID_SANITIZE) installs instrumented libraries: the consumer links the
+# sanitizer runtimes too.
+set(sanitize_flags "")
+if(SANITIZE)
+  set(sanitize_flags -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined)
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/consumer -B ${work}/build -G Ninja
-                        -DCMAKE_PREFIX_PATH=${work}/prefix ${torch_hint}
+                        -DCMAKE_PREFIX_PATH=${work}/prefix ${torch_hint} ${sanitize_flags}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc)
   message(FATAL_ERROR "configuring the consumer failed:\n${out}\n${err}")
