@@ -156,11 +156,18 @@ TEST(CliRun, BadInputIsExitCode2) {
 }
 
 TEST(CliRun, ImpossibleSizeIsRefusedBeforeAllocating) {
-  // 2e9 x 1e6 floats: refused with the memory it would need, not an allocator crash.
-  auto r = braid("run ag_matmul --ranks 1 --m 2000000000 --k 1000000 --n 100000");
+  // 2e6 x 1e6 floats (under the 2^50-element cap of one buffer, far over any machine's memory):
+  // refused with the memory it would need, not an allocator crash.
+  auto r = braid("run ag_matmul --ranks 1 --m 2000000 --k 1000000 --n 100000");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("GiB of memory"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, BufferOverTheElementCapIsRefused) {
+  auto r = braid("run ag_matmul --ranks 1 --m 2000000000 --k 1000000 --n 100000");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("more than 2^50 elements"), std::string::npos) << r.out;
 }
 
 }  // namespace
