@@ -140,7 +140,7 @@ void checkIssues(const sem::EventGraph& g, Reporter& r) {
       f->sites.push_back(r.eventSite("other", i.otherEvent));
     } else if (i.otherStmt) {
       f->sites.push_back(r.stmtSite(i.kind == FindingKind::kUseAfterDeallocate ? "deallocated" : "other", i.otherStmt,
-                                    i.otherRank, -1, i.otherLoops));
+                                    i.otherRank, i.otherStream, i.otherLoops));
     }
     std::string msg = i.message;
     static const char* verbs[] = {"uses ",   "selects ", "takes ", "writes ", "waits ", "deallocates ", "input ",

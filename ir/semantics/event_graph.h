@@ -177,6 +177,7 @@ struct Issue {
   std::string message;
   const Stmt* otherStmt = nullptr;  // e.g. the Deallocate, the other rank's collective
   int32_t otherRank = -1;
+  int32_t otherStream = -1;  // where the other statement ran (the stream current at a Deallocate)
   std::vector<LoopIndex> otherLoops;
   int32_t event = -1;  // the event concerned, when there is one
   int32_t otherEvent = -1;

@@ -37,6 +37,7 @@ struct RankState {
   struct Dealloc {
     const Stmt* stmt;
     std::vector<LoopIndex> loops;
+    int32_t stream = -1;  // current when the Deallocate ran
   };
   std::unordered_map<const TensorView*, Dealloc> deallocated;
   std::map<int, int32_t> posted;  // communication / EndCoalescing id -> event (-2: nothing posted)

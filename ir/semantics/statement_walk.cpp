@@ -251,12 +251,14 @@ Region Interpreter::need(const TensorView* tv, const Stmt& s, const char* role) 
     if (freed) {
       i.otherStmt = freed->freeStmt;
       i.otherLoops = freed->freeLoops;
+      i.otherStream = g_.events[static_cast<size_t>(freed->freeEvent)].stream;
       i.message = std::string("uses ") + tv->nameStr() + " (" + role + "), a view of " + freed->tensor->nameStr() +
                   ", whose memory was deallocated";
     } else {
       const auto& d = st_->deallocated.at(tv);
       i.otherStmt = d.stmt;
       i.otherLoops = d.loops;
+      i.otherStream = d.stream;
       i.message = std::string("uses ") + tv->nameStr() + " (" + role + ") after it was deallocated";
     }
     g_.issues.push_back(std::move(i));
@@ -280,6 +282,7 @@ Region Interpreter::outputRegion(const TensorView* tv, const std::vector<int64_t
       i.otherStmt = b.freeStmt;
       i.otherRank = i.rank;
       i.otherLoops = b.freeLoops;
+      i.otherStream = g_.events[static_cast<size_t>(b.freeEvent)].stream;
       i.message = "writes " + tv->nameStr() + ", a view of " + b.tensor->nameStr() + ", whose memory was deallocated";
       g_.issues.push_back(std::move(i));
       throw RankHalted{};
@@ -582,7 +585,7 @@ void Interpreter::runDeallocate(const Deallocate& d) {
   if (it == st_->bound.end()) return;
   int32_t buffer = it->second.buffer;
   unbind(d.tv, &d);
-  st_->deallocated[d.tv] = {&d, st_->loops};
+  st_->deallocated[d.tv] = {&d, st_->loops, st_->current};
   // DESIGN.md: after Deallocate the memory may be handed to a later allocation, even if views of
   // it are still bound (they dangle from here on).
   if (buffer >= 0 && g_.buffers[static_cast<size_t>(buffer)].tensor == d.tv) freeBuffer(buffer, &d);

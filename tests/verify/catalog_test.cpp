@@ -134,10 +134,7 @@ TEST(CatalogProtocols, OnlyProtocolCSerializesItsIterations) {
     if (f.severity != Severity::kError) continue;
     for (const Site& s : f.sites) {
       bool program_edge = s.statement == "program entry" || s.statement == "program exit";
-      // The Deallocate a use-after-deallocate names is a host statement: the interpreter does
-      // not record a stream for it (the use, the other site, has one).
-      bool host_only = s.role == "deallocated";
-      if ((!program_edge && s.loc.line <= 0) || s.rank < 0 || s.rank >= ranks || (s.stream.empty() && !host_only))
+      if ((!program_edge && s.loc.line <= 0) || s.rank < 0 || s.rank >= ranks || s.stream.empty())
         return ::testing::AssertionFailure() << findingKindName(f.kind) << " has an unlocated site: " << s.role
                                              << " line " << s.loc.line << " rank " << s.rank << " stream '"
                                              << s.stream << "'";
