@@ -3,7 +3,6 @@
 #include "cli/sim_target.h"
 
 #include <cstdio>
-#include <filesystem>
 
 #include "catalog/workload.h"
 #include "ir/error.h"
@@ -133,17 +132,7 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
              streamProtocolName(w.params.lowering.protocol) + ")";
 }
 
-std::optional<HostProgram> parseTarget(const SimArgs& a) {
-  // Anything at that path (a directory, a FIFO) is read as a file, and refused by the reader.
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(a.target, ec))) return parseWellFormedHostProgramFile(a.target);
-  if (!isWorkloadName(a.target)) {
-    std::string names;
-    for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;
-    throw Error("'" + a.target + "' is neither a file nor a workload (known workloads: " + names + ")");
-  }
-  return std::nullopt;
-}
+std::optional<HostProgram> parseTarget(const SimArgs& a) { return readTargetFile(a.target); }
 
 void drawProgress(size_t done, size_t total) {
   const int width = 30;

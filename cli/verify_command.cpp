@@ -7,7 +7,6 @@
 // `--dot FILE` draws the findings over the happens-before graph (viz/hb_graph.h). Warnings and
 // notes alone do not fail. `--rank-program R=FILE` gives a rank its own program
 // (nvFuser prints one per device); the bounded checker runs them.
-#include <filesystem>
 #include <iostream>
 
 #include "catalog/workload.h"
@@ -55,14 +54,7 @@ WorkloadParams verifyDefaults() {
 
 HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
   *workload = false;
-  // Anything at that path (a directory, a FIFO) is read as a file, and refused by the reader.
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(a.target, ec))) return parseWellFormedHostProgramFile(a.target);
-  if (!isWorkloadName(a.target)) {
-    std::string names;
-    for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;
-    throw Error("'" + a.target + "' is neither a file nor a workload (known workloads: " + names + ")");
-  }
+  if (std::optional<HostProgram> file = readTargetFile(a.target)) return std::move(*file);
   WorkloadParams base = verifyDefaults();
   if (*ranks > 0) base.devices = *ranks;
   Workload w = makeWorkload(a.target, applyWorkloadFlags(a.flags, base));

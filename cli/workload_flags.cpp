@@ -1,9 +1,11 @@
 #include "cli/workload_flags.h"
 
 #include <cctype>
+#include <filesystem>
 
 #include "ir/checked_math.h"
 #include "ir/error.h"
+#include "ir/verifier.h"
 
 namespace braid::cli {
 
@@ -121,6 +123,17 @@ bool isWorkloadName(const std::string& name) {
   for (const auto& w : workloadCatalog())
     if (w.name == name) return true;
   return false;
+}
+
+std::optional<HostProgram> readTargetFile(const std::string& target) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(target, ec))) return parseWellFormedHostProgramFile(target);
+  if (!isWorkloadName(target)) {
+    std::string names;
+    for (const auto& w : workloadCatalog()) names += (names.empty() ? "" : ", ") + w.name;
+    throw Error("'" + target + "' is neither a file nor a workload (known workloads: " + names + ")");
+  }
+  return std::nullopt;
 }
 
 }  // namespace braid::cli

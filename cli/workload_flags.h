@@ -4,12 +4,14 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "catalog/workload.h"
+#include "ir/host_ir.h"
 #include "ir/scalar.h"
 
 namespace braid::cli {
@@ -44,5 +46,10 @@ Bindings parseBindings(const std::vector<std::string>& binds);
 
 // True when `name` is a catalog workload.
 bool isWorkloadName(const std::string& name);
+
+// The command-line target of verify, sim and their kin: the well-formed program of the file at
+// TARGET, or nothing when TARGET names a catalog workload; neither is an Error listing the
+// workloads. Anything at the path (a directory, a FIFO) is read as a file and refused by the reader.
+std::optional<HostProgram> readTargetFile(const std::string& target);
 
 }  // namespace braid::cli
