@@ -14,6 +14,16 @@
 
 namespace braid::sim {
 
+// The JSON document in TEXT, read from FILE; any JSON error (a parse error, or a number out of
+// range such as 1e999) is an Error naming the file.
+inline nlohmann::json parseJsonDocument(const std::string& text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(file + ": not valid JSON: " + e.what());
+  }
+}
+
 class StrictJsonObject {
  public:
   StrictJsonObject(const nlohmann::ordered_json& j, std::string path, const std::string& file)

@@ -175,12 +175,7 @@ double Machine::interNodeGBpsPerGpu() const {
 }
 
 Machine machineFromJson(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw Error(file + ": not valid JSON: " + e.what());
-  }
+  json doc = parseJsonDocument(text, file);
   Obj root(doc, "", file);
   std::string schema = root.str("schema");
   if (schema != kSchema) root.fail("schema", "expected \"" + std::string(kSchema) + "\", got \"" + schema + "\"");

@@ -98,12 +98,7 @@ static void forEach(StrictJsonObject& root, const std::string& key, F each) {
 }
 
 Measurements measurementsFromJson(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(file + ": not valid JSON: " + e.what());
-  }
+  json doc = parseJsonDocument(text, file);
   StrictJsonObject root(doc, "", file);
   std::string schema = root.str("schema");
   if (schema != kSchema) root.fail("schema", "expected \"" + std::string(kSchema) + "\", got \"" + schema + "\"");

@@ -209,6 +209,8 @@ TEST(Measurements, BadInputIsLocated) {
   EXPECT_NE(errorOf(head + R"("gemms": []})").find("m.json: gemms: unknown field"), std::string::npos);
   EXPECT_NE(errorOf(R"({"schema": "braid-measurements/1", "gpu": "H200"})").find("no measurements"), std::string::npos);
   EXPECT_NE(errorOf("{").find("m.json: not valid JSON"), std::string::npos);
+  // A number out of range is a JSON error too, not an escaping exception (exit 3).
+  EXPECT_NE(errorOf("{\"schema\": 1e999}").find("m.json: not valid JSON"), std::string::npos);
 }
 
 }  // namespace
