@@ -43,9 +43,9 @@ BRAID_REGISTER_COMMAND(Command{
           ->default_val("cpu")
           ->check(CLI::IsMember({"cpu", "cuda"}));
       sub.add_option("--backend-override", c.backendOverride,
-                     "run every communication on this transport whatever its backend= says: nccl (--backend "
-                     "cuda) or gloo (--backend cpu)")
-          ->check(CLI::IsMember({"nccl", "gloo"}));
+                     "run every communication on this transport whatever its backend= says: nccl or cuda "
+                     "(the copy engines over CUDA IPC; both --backend cuda), or gloo (--backend cpu)")
+          ->check(CLI::IsMember({"nccl", "cuda", "gloo"}));
       sub.add_option("--timeline", c.timelineFile,
                      "write the measured timeline (per-op CUDA events, every rank) as JSON (docs/TIMELINE.md)");
       sub.add_option("--trace", c.traceFile, "write the measured timeline as a Chrome / Perfetto trace");

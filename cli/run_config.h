@@ -32,7 +32,7 @@ struct RunConfig {
   std::optional<double> tolerance; // --tol: overrides the per-dtype tolerance
   bool verbose = false;
   bool unsafe = false;             // --unsafe: run a program that `braid verify` rejects
-  std::string backendOverride;     // --backend-override nccl|gloo: the transport for every communication
+  std::string backendOverride;     // --backend-override nccl|cuda|gloo: the transport for every communication
   std::string timelineFile;        // --timeline FILE: measured timeline (CUDA), docs/TIMELINE.md
   std::string traceFile;           // --trace FILE: the same as a Chrome / Perfetto trace
   int64_t repeat = 0;              // --repeat N: timed runs after the checked one

@@ -8,12 +8,15 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
 
 #include "cli/exec_module/run_driver.h"
+#include "exec/backend_router.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/device.h"
@@ -178,22 +181,44 @@ std::string bindingsStr(const Bindings& b) {
   return s;
 }
 
-// The copy-engine backend (backend=CUDA) is not implemented: such a program runs only with its
-// communications moved to NCCL explicitly. UCC likewise.
-void checkCommBackends(const HostProgram& program, const RunConfig& cfg) {
-  if (cfg.backend != "cuda" || cfg.backendOverride == "nccl") return;
-  std::string found;
+// The backends the program's communications run on (after --backend-override); UCC has no
+// transport in braid run.
+std::set<CommBackend> commBackends(const HostProgram& program, const RunConfig& cfg) {
+  std::set<CommBackend> used;
+  std::string ucc;
   forEachStmt(program.body(), [&](const Stmt& s, int) {
     std::optional<CommBackend> b;
     if (s.is<Communication>()) b = s.as<Communication>()->backend;
     if (s.is<P2PCommunication>()) b = s.as<P2PCommunication>()->backend;
-    if (b && *b != CommBackend::kNccl && found.empty())
-      found = (s.loc.known() ? s.loc.str() + ": " : std::string()) + stmtKindName(s.kind()) + " has backend=" +
-              commBackendName(*b);
+    if (!b) return;
+    if (cfg.backendOverride == "nccl") b = CommBackend::kNccl;
+    if (cfg.backendOverride == "cuda") b = CommBackend::kCuda;
+    if (*b == CommBackend::kUcc && ucc.empty())
+      ucc = (s.loc.known() ? s.loc.str() + ": " : std::string()) + stmtKindName(s.kind()) + " has backend=UCC";
+    used.insert(*b);
   });
-  if (!found.empty())
-    throw Error(found + ", which braid run does not implement (the copy-engine / CUDA IPC and UCC transports are "
-                "not written yet); --backend-override nccl runs every communication over NCCL");
+  if (!ucc.empty())
+    throw Error(ucc + ", which braid run does not implement; --backend-override nccl (or cuda) runs every "
+                "communication over NCCL (or the copy engines)");
+  return used;
+}
+
+// The CUDA backend's communicator: NCCL and/or the copy engines, as the program's statements ask
+// (NCCL alone when it has no communication: the check's gather needs one). Both share the
+// rendezvous store: the copy engines' communicator joins the one the NCCL communicator serves.
+std::unique_ptr<Communicator> cudaCommunicator(const HostProgram& program, const RunConfig& cfg, Rendezvous rv,
+                                               int64_t device) {
+  std::set<CommBackend> used = commBackends(program, cfg);
+  std::map<CommBackend, std::unique_ptr<Communicator>> comms;
+  if (used.empty() || used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = makeNcclCommunicator(rv, device);
+  if (used.count(CommBackend::kCuda)) {
+    if (!comms.empty()) rv.storeIsExternal = true;
+    comms[CommBackend::kCuda] = makeCudaIpcCommunicator(rv, device);
+  }
+  std::optional<CommBackend> force;
+  if (cfg.backendOverride == "nccl") force = CommBackend::kNccl;
+  if (cfg.backendOverride == "cuda") force = CommBackend::kCuda;
+  return makeBackendRouter(std::move(comms), force);
 }
 
 double median(std::vector<double> v) {
@@ -250,7 +275,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     throw Error(prep.label + " needs " + std::to_string(prep.devices) + " ranks but runs on " + std::to_string(world) +
                 ": run with --ranks " + std::to_string(prep.devices));
 
-  checkCommBackends(program, cfg);
+  if (cuda) commBackends(program, cfg);  // refuses UCC before any device work
   std::unique_ptr<Device> device;
   if (cuda) device = makeCudaDevice(env.localRank);
   std::unique_ptr<Communicator> comm;
@@ -266,7 +291,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     rv.prefix = "braid/" + env.runId;
     rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeoutSec * 1000));
     if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
-    comm = cuda ? makeNcclCommunicator(rv, env.localRank) : makeGlooCommunicator(rv);
+    comm = cuda ? cudaCommunicator(program, cfg, rv, env.localRank) : makeGlooCommunicator(rv);
   }
 
   if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
@@ -331,7 +356,8 @@ int runCommand(const RunConfig& cfg) {
     throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
                 "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
   if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
-  if (!cuda && cfg.backendOverride == "nccl") throw Error("--backend-override nccl needs --backend cuda");
+  if (!cuda && (cfg.backendOverride == "nccl" || cfg.backendOverride == "cuda"))
+    throw Error("--backend-override " + cfg.backendOverride + " needs --backend cuda");
   if (!cuda && (cfg.graph || !cfg.timelineFile.empty() || !cfg.traceFile.empty()))
     throw Error(std::string(cfg.graph ? "--graph" : "--timeline / --trace") +
                 " needs --backend cuda (CPU ops have no device clock or stream capture)");
