@@ -103,11 +103,6 @@ struct Team {
   }
 };
 
-struct Outstanding {
-  std::shared_ptr<Events> ev;
-  std::string what;
-};
-
 class CudaIpcCommunicator : public Communicator {
  public:
   CudaIpcCommunicator(const Rendezvous& rv, int64_t device)
@@ -115,13 +110,7 @@ class CudaIpcCommunicator : public Communicator {
     c10::cuda::CUDAGuard guard(device_);
     if (rv.worldSize > 1) {
 #ifdef BRAID_WITH_C10D_STORE
-      try {
-        store_ = connectStore(rv);
-      } catch (const std::exception& e) {
-        std::string msg = e.what();
-        throw Error("rank " + std::to_string(rv.rank) + " could not reach the rendezvous store at " + rv.masterAddr +
-                    ":" + std::to_string(rv.port) + ": " + msg.substr(0, msg.find('\n')));
-      }
+      store_ = connectStoreOrExplain(rv);
       char bus[32] = {0};
       checkCuda(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), "cudaDeviceGetPCIBusId");
       std::string b = bus;
@@ -203,20 +192,7 @@ class CudaIpcCommunicator : public Communicator {
   }
 
   void drain() override {
-    using Clock = std::chrono::steady_clock;
-    auto deadline = Clock::now() + rv_.timeout;
-    while (!outstanding_.empty()) {
-      cudaError_t q = cudaEventQuery(outstanding_.front().ev->done);
-      if (q == cudaSuccess) {
-        outstanding_.pop_front();
-        continue;
-      }
-      if (q != cudaErrorNotReady) fail(std::string("failed: CUDA error ") + cudaGetErrorString(q));
-      if (Clock::now() > deadline)
-        fail("did not complete within " + seconds() +
-             " s (a peer that died or hangs, or ranks that disagree on the communications)");
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    drainEvents(outstanding_, rv_.timeout, [] {}, [&](const std::string& why) { fail(why); });
   }
 
  private:
@@ -246,23 +222,8 @@ class CudaIpcCommunicator : public Communicator {
     checkCuda(cudaStreamWaitEvent(t.raw, t.post, 0), "cudaStreamWaitEvent (post)");
   }
 
-  at::Tensor staged(Team& t, const at::Tensor& x) {
-    if (!x.defined()) throw Error(where() + ": a buffer is missing");
-    if (!x.is_cuda() || x.device().index() != device_)
-      throw Error(where() + ": a buffer is not on this rank's GPU (cuda:" + std::to_string(device_) + ")");
-    c10::cuda::CUDACachingAllocator::recordStream(x.storage().data_ptr(), *t.stream);
-    if (x.is_contiguous()) return x;
-    c10::cuda::CUDAStreamGuard g(*t.stream);
-    return at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
-  }
-  at::Tensor stageIn(Team& t, const at::Tensor& x) {
-    at::Tensor s = staged(t, x);
-    if (!s.is_same(x)) {
-      c10::cuda::CUDAStreamGuard g(*t.stream);
-      s.copy_(x);
-    }
-    return s;
-  }
+  at::Tensor staged(Team& t, const at::Tensor& x) { return contiguousOn(*t.stream, x, device_, where()); }
+  at::Tensor stageIn(Team& t, const at::Tensor& x) { return stagedInputOn(*t.stream, x, device_, where()); }
   at::Tensor stageOut(Team& t, const at::Tensor& x, std::vector<std::pair<at::Tensor, at::Tensor>>& copyBack) {
     at::Tensor s = staged(t, x);
     if (!s.is_same(x)) copyBack.emplace_back(x, s);

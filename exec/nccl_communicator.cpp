@@ -76,12 +76,6 @@ struct Team {
   std::string name;
 };
 
-// An operation not yet known to be complete, for drain().
-struct Outstanding {
-  std::shared_ptr<Events> ev;
-  std::string what;
-};
-
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(const Rendezvous& rv, int64_t device)
@@ -89,14 +83,7 @@ class NcclCommunicator : public Communicator {
     c10::cuda::CUDAGuard guard(device_);
     if (rv.worldSize > 1) {
 #ifdef BRAID_WITH_C10D_STORE
-      try {
-        store_ = connectStore(rv);
-      } catch (const std::exception& e) {
-        std::string msg = e.what();
-        msg = msg.substr(0, msg.find('\n'));
-        throw Error("rank " + std::to_string(rv.rank) + " could not reach the rendezvous store at " +
-                    rv.masterAddr + ":" + std::to_string(rv.port) + ": " + msg);
-      }
+      store_ = connectStoreOrExplain(rv);
 #else
       throw Error("this build has no c10d store: NCCL runs on one rank only");
 #endif
@@ -251,28 +238,18 @@ class NcclCommunicator : public Communicator {
   }
 
   void drain() override {
-    using Clock = std::chrono::steady_clock;
-    auto deadline = Clock::now() + rv_.timeout;
-    while (!outstanding_.empty()) {
-      cudaError_t q = cudaEventQuery(outstanding_.front().ev->done);
-      if (q == cudaSuccess) {
-        outstanding_.pop_front();
-        continue;
-      }
-      if (q != cudaErrorNotReady) fail(std::string("CUDA error ") + cudaGetErrorString(q));
-      for (auto& [k, t] : teams_) {
-        ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(t->comm, &async);
-        if (async != ncclSuccess && async != ncclInProgress)
-          fail(std::string("NCCL error on team ") + t->name + ": " + ncclGetErrorString(async) + " (" +
-               ncclGetLastError(t->comm) + ")");
-      }
-      if (Clock::now() > deadline)
-        fail("did not complete within " +
-             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(rv_.timeout).count()) +
-             " s (a peer that died or hangs, or ranks that disagree on the communications)");
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    drainEvents(
+        outstanding_, rv_.timeout,
+        [&] {
+          for (auto& [k, t] : teams_) {
+            ncclResult_t async = ncclSuccess;
+            ncclCommGetAsyncError(t->comm, &async);
+            if (async != ncclSuccess && async != ncclInProgress)
+              fail(std::string("NCCL error on team ") + t->name + ": " + ncclGetErrorString(async) + " (" +
+                   ncclGetLastError(t->comm) + ")");
+          }
+        },
+        [&](const std::string& why) { fail(why); });
   }
 
  private:
@@ -284,23 +261,8 @@ class NcclCommunicator : public Communicator {
     std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;  // (user buffer, staged)
     c10::DeviceIndex device = 0;
 
-    at::Tensor staged(const at::Tensor& t) {
-      if (!t.defined()) throw Error(what + ": a buffer is missing");
-      if (!t.is_cuda()) throw Error(what + ": a buffer is not on the GPU");
-      // recordStream: the communicator's stream uses the buffer (see the file comment).
-      c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), *team->stream);
-      if (t.is_contiguous()) return t;
-      c10::cuda::CUDAStreamGuard g(*team->stream);
-      return at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
-    }
-    at::Tensor stageIn(const at::Tensor& t) {
-      at::Tensor s = staged(t);
-      if (!s.is_same(t)) {
-        c10::cuda::CUDAStreamGuard g(*team->stream);
-        s.copy_(t);
-      }
-      return s;
-    }
+    at::Tensor staged(const at::Tensor& t) { return contiguousOn(*team->stream, t, device, what); }
+    at::Tensor stageIn(const at::Tensor& t) { return stagedInputOn(*team->stream, t, device, what); }
     at::Tensor stageOut(const at::Tensor& t) {
       at::Tensor s = staged(t);
       if (!s.is_same(t)) copyBack.emplace_back(t, s);
