@@ -204,20 +204,21 @@ std::set<CommBackend> commBackends(const HostProgram& program, const RunConfig& 
 }
 
 // The CUDA backend's communicator: NCCL and/or the copy engines, as the program's statements ask
-// (NCCL alone when it has no communication: the check's gather needs one). Both share the
+// (a program without communications gets the override's, else NCCL: the check's gather needs one). Both share the
 // rendezvous store: the copy engines' communicator joins the one the NCCL communicator serves.
 std::unique_ptr<Communicator> cudaCommunicator(const HostProgram& program, const RunConfig& cfg, Rendezvous rv,
                                                int64_t device) {
+  std::optional<CommBackend> force;
+  if (cfg.backendOverride == "nccl") force = CommBackend::kNccl;
+  if (cfg.backendOverride == "cuda") force = CommBackend::kCuda;
   std::set<CommBackend> used = commBackends(program, cfg);
+  if (used.empty()) used.insert(force.value_or(CommBackend::kNccl));
   std::map<CommBackend, std::unique_ptr<Communicator>> comms;
-  if (used.empty() || used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = makeNcclCommunicator(rv, device);
+  if (used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = makeNcclCommunicator(rv, device);
   if (used.count(CommBackend::kCuda)) {
     if (!comms.empty()) rv.storeIsExternal = true;
     comms[CommBackend::kCuda] = makeCudaIpcCommunicator(rv, device);
   }
-  std::optional<CommBackend> force;
-  if (cfg.backendOverride == "nccl") force = CommBackend::kNccl;
-  if (cfg.backendOverride == "cuda") force = CommBackend::kCuda;
   return makeBackendRouter(std::move(comms), force);
 }
 
