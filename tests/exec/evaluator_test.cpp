@@ -192,7 +192,7 @@ TEST(Evaluator, ACommunicationOfTheWrongSizeIsRefusedWithTheSemanticsRule) {
     runOne(p, {iota({8})});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("size.hir:3: Communication: Allgather 7: an Allgather over 1 ranks needs an "
+    EXPECT_NE(std::string(e.what()).find("size.hir:3:3: Communication: Allgather 7: an Allgather over 1 ranks needs an "
                                          "output of 1 x 8 elements, got 16"),
               std::string::npos)
         << e.what();
