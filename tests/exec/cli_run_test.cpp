@@ -185,14 +185,7 @@ Result launchByHand(const std::string& rank_env0, const std::string& rank_env1, 
                     std::to_string(::getpid()) + ".txt 2>&1; r1=$?; wait $!; r0=$?; cat /tmp/braid_hand_0_" +
                     std::to_string(::getpid()) + ".txt /tmp/braid_hand_1_" + std::to_string(::getpid()) +
                     ".txt; exit $((r0 + r1)) )";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
+  return braid::testing::runShell(cmd);
 }
 
 TEST(CliRun, RunsAsARankUnderTorchrunEnvironment) {

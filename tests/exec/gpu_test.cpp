@@ -9,8 +9,6 @@
 
 #ifdef BRAID_WITH_TORCH
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -327,13 +325,7 @@ TEST(GpuCli, APeerThatNeverPostsEndsInANamedError) {
     std::string cmd = "( RANK=1 LOCAL_RANK=1 BRAID_EXEC_FAULT=1:hang:0 " + common + BRAID_CLI_PATH + args +
                       " > /dev/null 2>&1 & p=$!; RANK=0 LOCAL_RANK=0 " + common + BRAID_CLI_PATH + args +
                       " 2>&1; r=$?; kill $p; wait $p 2>/dev/null; exit $r )";
-    Cli r;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
-    int status = ::pclose(f);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    Cli r = testing::runShell(cmd);
     EXPECT_EQ(r.code, 2) << backend << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, "rank 0")) << r.out;
     EXPECT_TRUE(contains(r.out, "Communication")) << r.out;  // the statement
