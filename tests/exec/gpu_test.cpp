@@ -73,29 +73,30 @@ std::unique_ptr<Communicator> ncclOfOne() {
 TEST(Gpu, EveryWorkloadOnOneGpuInterpretedAndAsAGraph) {
   NEED_GPUS(1);
   auto device = makeCudaDevice(0);
-  for (bool copyEngines : {false, true})
-  for (const auto& info : workloadCatalog()) {
+  for (bool copyEngines : {false, true}) {
     // A world of one: NCCL, or the copy engines (local copies, no store).
     std::unique_ptr<Communicator> comm = copyEngines ? makeCudaIpcCommunicator(Rendezvous(), 0) : ncclOfOne();
-    for (int64_t s : {1, 3}) {
-      for (bool graph : {false, true}) {
-        WorkloadParams p;
-        p.devices = 1;
-        p.streams = s;
-        p.m = 12 * s;
-        p.k = 8;
-        p.n = 10 * s;
-        Workload w = makeWorkload(info.name, p);
-        Workload to_lower = makeWorkload(info.name, p);
-        HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
-        CheckOptions o;
-        o.numberOfStreams = s;
-        o.device = device.get();
-        o.graph = graph;
-        o.repeat = graph ? 2 : 0;
-        CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
-        EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << (graph ? " graph" : "")
-                                       << (copyEngines ? " copy engines" : " NCCL") << "\n" << r.report;
+    for (const auto& info : workloadCatalog()) {
+      for (int64_t s : {1, 3}) {
+        for (bool graph : {false, true}) {
+          WorkloadParams p;
+          p.devices = 1;
+          p.streams = s;
+          p.m = 12 * s;
+          p.k = 8;
+          p.n = 10 * s;
+          Workload w = makeWorkload(info.name, p);
+          Workload to_lower = makeWorkload(info.name, p);
+          HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+          CheckOptions o;
+          o.numberOfStreams = s;
+          o.device = device.get();
+          o.graph = graph;
+          o.repeat = graph ? 2 : 0;
+          CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+          EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << (graph ? " graph" : "")
+                                         << (copyEngines ? " copy engines" : " NCCL") << "\n" << r.report;
+        }
       }
     }
   }
