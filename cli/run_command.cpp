@@ -51,6 +51,10 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--trace", c.traceFile, "write the measured timeline as a Chrome / Perfetto trace");
       sub.add_option("--repeat", c.repeat, "timed runs after the checked one; prints host and wall times")
           ->check(CLI::Range(int64_t{0}, int64_t{100000}));
+      sub.add_option("--timeline-run", c.timelineRun,
+                     "record the timeline (--timeline / --trace) of the K-th of the --repeat timed runs instead "
+                     "of the checked run, which is cold (default 0: the checked run)")
+          ->check(CLI::Range(int64_t{0}, int64_t{100000}));
       sub.add_flag("--graph", c.graph,
                    "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
                    "outputs are checked");

@@ -283,6 +283,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
   co.poison = cfg.poison;
   co.timeline = !cfg.timelineFile.empty() || !cfg.traceFile.empty();
   co.repeat = cfg.repeat;
+  co.timelineRun = cfg.timelineRun;
   co.graph = cfg.graph;
   if (!cfg.unsafe)
     co.beforeRun = [&](const Bindings& b) { refuseIfRejected(program, b, prep.streams, world, rank); };
@@ -330,6 +331,13 @@ int runCommand(const RunConfig& cfg) {
   if (cuda && !haveCuda())
     throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
                 "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
+  if (cfg.timelineRun > 0) {
+    if (cfg.timelineFile.empty() && cfg.traceFile.empty()) throw Error("--timeline-run needs --timeline or --trace");
+    if (cfg.timelineRun > cfg.repeat)
+      throw Error("--timeline-run " + std::to_string(cfg.timelineRun) + " names a timed run, but --repeat is " +
+                  std::to_string(cfg.repeat));
+    if (cfg.graph) throw Error("--timeline-run needs interpreted runs: nothing is timed inside a --graph replay");
+  }
   if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
   if (!cuda && cfg.backendOverride == "nccl") throw Error("--backend-override nccl needs --backend cuda");
   if (!cuda && (cfg.graph || !cfg.timelineFile.empty() || !cfg.traceFile.empty()))

@@ -49,6 +49,18 @@ TEST(GpuCli, GraphAndTimelineNeedTheCudaBackend) {
   EXPECT_TRUE(contains(r.out, "--backend-override nccl needs --backend cuda")) << r.out;
 }
 
+TEST(GpuCli, TimelineRunMustNameATimedRunOfARecordedTimeline) {
+  Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--timeline-run needs --timeline or --trace")) << r.out;
+  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run 3 --timeline t.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--timeline-run 3 names a timed run, but --repeat is 2")) << r.out;
+  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run 1 --trace t.json --graph");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "nothing is timed inside a --graph replay")) << r.out;
+}
+
 #ifndef BRAID_WITH_CUDA
 TEST(GpuCli, CudaBackendSaysTheBuildHasNoCuda) {
   Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --backend cuda");
@@ -194,6 +206,22 @@ TEST(GpuCli, RunsOnOneGpuWithTimelineTraceGraphAndRepeat) {
   r = runCli("run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --graph --repeat 3");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "timing (CUDA graph replay, 3 runs")) << r.out;
+}
+
+// The timeline of a warm timed run: a run of its own (the checked run's ops are not kept), whose
+// ops start after that run's start event.
+TEST(GpuCli, TimelineOfATimedRun) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string cold = dir.path() + "/cold.json", warm = dir.path() + "/warm.json";
+  const std::string base = "run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --repeat 3";
+  Cli r = runCli(base + " --timeline " + cold);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runCli(base + " --timeline-run 3 --timeline " + warm);
+  ASSERT_EQ(r.code, 0) << r.out;
+  Timeline c = readTimelineFile(cold), w = readTimelineFile(warm);
+  EXPECT_EQ(w.ops.size(), c.ops.size());
+  for (const auto& op : w.ops) EXPECT_GE(op.startUs, 0) << op.name;
 }
 
 TEST(GpuCli, CopyEngineProgramsAreRefusedUnlessMovedToNccl) {
