@@ -196,6 +196,9 @@ class Out:
         self.f.write(json.dumps(rec, sort_keys=True) + "\n")
         self.f.flush()
 
+    def close(self):
+        self.f.close()
+
 
 def sh(cmd, timeout, env=None):
     t0 = time.time()
@@ -423,6 +426,7 @@ def cmd_run(args):
                "launches": len(runs), "failed": sum(1 for r in runs if r.get("exit_code") != 0),
                "skipped": skipped, "validations": n_val,
                "mean_launch_s": round(statistics.mean(r["elapsed_s"] for r in runs), 2) if runs else None})
+    out.close()
     print(f"overlap_matrix: {len(runs)} launches, {skipped} skipped, {n_val} validations in "
           f"{time.time() - t_start:.0f} s; wrote {os.path.join(args.out, 'matrix.jsonl')}", flush=True)
     return 0
@@ -473,11 +477,13 @@ def cmd_validate(args):
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(machine))
         out = Out(os.path.join(args.results, f"validation-{name}.jsonl"))
         n = simulate_side(part, runs, argparse.Namespace(**{**vars(args), "machine": [machine]}), out)
+        out.close()
         print(f"overlap_matrix: {n} validations against {machine}", flush=True)
     return 0
 
 
 def cmd_plan(args):
+    args.backend = "cuda"
     caps = {"override": ["nccl", "cuda"] if "cuda" in args.comms.split(",") else ["nccl"], "timeline_run": True}
     all_units = units(args, comm_backends(args, caps))
     part, loads = select_part(all_units, args)
