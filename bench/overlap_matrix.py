@@ -167,8 +167,10 @@ def estimate_s(unit, args):
     n = len(unit["points"]) * args.launches
     m, k, nn = unit["shape"]
     per_run = gflop_per_rank(unit["workload"], m, k, nn, args.ranks) / args.nominal_tflops / 1e3
+    # Every launch draws its full inputs on the host in float64 (exec/reference.cpp), ~10 ns each.
+    inputs_s = (m * k + k * nn + (k * nn if unit["workload"] == "mlp" else 0)) * 1e-8
     torch = args.torch_overhead_s * args.torch_launches if (args.torch and unit["workload"] in TORCH_WORKLOADS) else 0
-    return n * (args.launch_overhead_s + (args.repeat + 1) * per_run) + torch
+    return n * (args.launch_overhead_s + inputs_s + (args.repeat + 1) * per_run) + torch
 
 
 def select_part(all_units, args):
@@ -375,6 +377,9 @@ def comm_backends(args, caps):
 
 
 def cmd_run(args):
+    # The GPU machines' rule (NVLink multicast off), for braid's NCCL and torch's symmetric memory.
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
     os.makedirs(args.out, exist_ok=True)
     tl_dir = os.path.join(args.out, "timelines")
     os.makedirs(tl_dir, exist_ok=True)

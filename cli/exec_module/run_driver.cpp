@@ -232,17 +232,67 @@ void writeTimelines(const RunConfig& cfg, const CheckResult& r, Communicator& co
 namespace {
 
 // One rank's whole run. Returns the exit code.
+// A sweep's programs: the run's flags with one (streams, protocol) of --sweep-streams x
+// --sweep-protocols; each writes its timeline and trace next to the run's, named by a suffix.
+std::string sweepTag(const WorkloadParams& p) {
+  return "streams=" + std::to_string(p.streams) + " protocol=" + streamProtocolName(p.lowering.protocol);
+}
+
+std::string sweepFile(const std::string& file, const WorkloadParams& p) {
+  if (file.empty()) return file;
+  std::string suffix = ".S" + std::to_string(p.streams) + streamProtocolName(p.lowering.protocol);
+  auto dot = file.rfind('.');
+  auto slash = file.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return file + suffix;
+  return file.substr(0, dot) + suffix + file.substr(dot);
+}
+
+RunConfig sweepConfig(const RunConfig& cfg, const WorkloadParams& p) {
+  RunConfig c = cfg;
+  c.sweep.clear();
+  c.params = p;
+  c.streams = p.streams;
+  c.timelineFile = sweepFile(cfg.timelineFile, p);
+  c.traceFile = sweepFile(cfg.traceFile, p);
+  return c;
+}
+
+// What one rank keeps across the programs of a sweep: the device and the communicator (its NCCL
+// communicators, once created, serve every later program).
+struct RankState {
+  const RankEnv& env;
+  std::atomic<Evaluator*>& current;
+  const std::optional<Fault>& fault;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Communicator> comm;
+};
+
+int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag);
+
+// One rank's whole run: one program, or each of a sweep's in turn. Returns the exit code.
 int rankMain(const RunConfig& cfg, const RankEnv& env) {
-  const int64_t rank = env.rank;
-  const int64_t world = env.worldSize;
   std::atomic<Evaluator*> current{nullptr};
   const bool cuda = cfg.backend == "cuda";
   // On CUDA the communicator's own timeout (which aborts NCCL and names the operation) comes first.
-  Watchdog dog(cfg.timeoutSec + (cuda ? 10 : 0), rank, [&current] {
+  Watchdog dog(cfg.timeoutSec + (cuda ? 10 : 0), env.rank, [&current] {
     Evaluator* e = current.load();
     return e ? e->currentStatement() : std::string();
   });
   std::optional<Fault> fault = parseFault();
+  RankState st{env, current, fault, nullptr, nullptr};
+  if (cfg.sweep.empty()) return runProgram(cfg, st, "");
+  int code = 0;
+  for (const WorkloadParams& p : cfg.sweep) code = std::max(code, runProgram(sweepConfig(cfg, p), st, sweepTag(p)));
+  return code;
+}
+
+int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
+  const RankEnv& env = st.env;
+  const int64_t rank = env.rank;
+  const int64_t world = env.worldSize;
+  std::atomic<Evaluator*>& current = st.current;
+  const std::optional<Fault>& fault = st.fault;
+  const bool cuda = cfg.backend == "cuda";
 
   Prepared prep = prepare(cfg, world);
   HostProgram& program = prep.program;
@@ -251,10 +301,12 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
                 ": run with --ranks " + std::to_string(prep.devices));
 
   checkCommBackends(program, cfg);
-  std::unique_ptr<Device> device;
-  if (cuda) device = makeCudaDevice(env.localRank);
-  std::unique_ptr<Communicator> comm;
-  if (world == 1 && !cuda) {
+  std::unique_ptr<Device>& device = st.device;
+  std::unique_ptr<Communicator>& comm = st.comm;
+  if (cuda && !device) device = makeCudaDevice(env.localRank);
+  if (comm) {
+    // created by an earlier program of the sweep
+  } else if (world == 1 && !cuda) {
     comm = makeSelfCommunicator();
   } else {
     Rendezvous rv;
@@ -298,7 +350,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     const RunTimings& t = r.timings;
     double issue = median(t.issueUs);
     std::ostringstream ts;
-    ts << "braid run: rank " << rank << " timing (" << (t.graph ? "CUDA graph replay" : "interpreted") << ", "
+    ts << "braid run: rank " << rank << " timing " << (tag.empty() ? "" : "[" + tag + "] ") << "(" << (t.graph ? "CUDA graph replay" : "interpreted") << ", "
        << t.wallUs.size() << " runs, median): wall " << median(t.wallUs) << " us, host issue " << issue << " us = "
        << (t.statements ? issue / static_cast<double>(t.statements) : 0.0) << " us per host instruction ("
        << t.statements << " instructions)\n";
@@ -331,6 +383,9 @@ int runCommand(const RunConfig& cfg) {
   if (cuda && !haveCuda())
     throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
                 "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
+  if (!cfg.sweep.empty() && isFile(cfg.target))
+    throw Error("--sweep-streams / --sweep-protocols lower a workload for each configuration; " + cfg.target +
+                " is a file");
   if (cfg.timelineRun > 0) {
     if (cfg.timelineFile.empty() && cfg.traceFile.empty()) throw Error("--timeline-run needs --timeline or --trace");
     if (cfg.timelineRun > cfg.repeat)
@@ -402,12 +457,16 @@ int runCommand(const RunConfig& cfg) {
     throw Error("braid was built without Gloo: only --ranks 1 runs on CPU (install libgloo-dev and reconfigure)");
   // Validate the input once here, so bad input fails with one message instead of N.
   {
-    RunConfig c = cfg;
     if (!isFile(cfg.target)) {
-      WorkloadParams params = cfg.params;
-      if (!cfg.devicesSet) params.devices = ranks;
-      if (cfg.streams) params.streams = *cfg.streams;
-      makeWorkload(cfg.target, params);
+      std::vector<RunConfig> each;
+      if (cfg.sweep.empty()) each.push_back(cfg);
+      for (const WorkloadParams& p : cfg.sweep) each.push_back(sweepConfig(cfg, p));
+      for (const RunConfig& c : each) {
+        WorkloadParams params = c.params;
+        if (!c.devicesSet) params.devices = ranks;
+        if (c.streams) params.streams = *c.streams;
+        makeWorkload(c.target, params);
+      }
     } else {
       parseWellFormedHostProgramFile(cfg.target);
     }

@@ -224,6 +224,21 @@ TEST(GpuCli, TimelineOfATimedRun) {
   for (const auto& op : w.ops) EXPECT_GE(op.startUs, 0) << op.name;
 }
 
+// A sweep on the GPU: one device and NCCL set-up for all, a timeline per configuration.
+TEST(GpuCli, SweepWritesATimelinePerConfiguration) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string tl = dir.path() + "/t.json";
+  Cli r = runCli("run matmul_ar --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --dtype bf16 "
+                 "--sweep-streams 1,2 --sweep-protocols A,B --repeat 2 --timeline-run 2 --timeline " + tl);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* c : {"S1A", "S1B", "S2A", "S2B"}) {
+    Timeline t = readTimelineFile(dir.path() + "/t." + c + ".json");
+    EXPECT_FALSE(t.ops.empty()) << c;
+  }
+  EXPECT_TRUE(contains(r.out, "timing [streams=2 protocol=B] (interpreted, 2 runs")) << r.out;
+}
+
 TEST(GpuCli, CopyEngineProgramsAreRefusedUnlessMovedToNccl) {
   NEED_GPUS(1);
   testing::TempDir dir("braid_gpu_cli_");
