@@ -60,29 +60,35 @@ def gflop_per_rank(workload, m, k, n, ranks):
 
 
 def configs(streams, protocols):
-    """Serial (one chunk, protocol A) first, then every pipelined (chunks, protocol)."""
-    out = []
-    if 1 in streams:
-        out.append((1, "A"))
-    out += [(s, p) for s in streams if s > 1 for p in protocols]
-    return out
+    """Every (chunks, protocol), serial (one chunk, protocol A) first. One chunk with protocols B
+    and C are serial programs too (their synchronization differs a little): measured, since a
+    sweep costs little per configuration, and reported beside protocol A's."""
+    return sorted(((s, p) for s in streams for p in protocols), key=lambda c: (c[0], c[1]))
 
 
 # ---------------------------------------------------------------- parsing braid's output
 
 TIMING = re.compile(
-    r"rank (\d+) timing \((interpreted|CUDA graph replay), (\d+) runs, median\): wall ([0-9.eE+-]+) us, "
-    r"host issue ([0-9.eE+-]+) us = ([0-9.eE+-]+) us per host instruction \((\d+) instructions\)")
+    r"rank (\d+) timing (?:\[streams=(\d+) protocol=([ABC])\] )?\((interpreted|CUDA graph replay), (\d+) runs, "
+    r"median\): wall ([0-9.eE+-]+) us, host issue ([0-9.eE+-]+) us = ([0-9.eE+-]+) us per host instruction "
+    r"\((\d+) instructions\)")
+
+
+def parse_sweep_timings(text):
+    """Every rank's timing lines: {(streams, protocol) or None: {rank: {...}}}; the key is None for
+    a launch without a sweep (untagged lines)."""
+    out = {}
+    for m in TIMING.finditer(text):
+        cfg = (int(m.group(2)), m.group(3)) if m.group(2) else None
+        out.setdefault(cfg, {})[int(m.group(1))] = {
+            "mode": m.group(4), "runs": int(m.group(5)), "wall_us": float(m.group(6)), "issue_us": float(m.group(7)),
+            "us_per_instruction": float(m.group(8)), "instructions": int(m.group(9))}
+    return out
 
 
 def parse_timings(text):
-    """Every rank's timing line: {rank: {...}}. A rank printing twice is a bug: the later wins."""
-    out = {}
-    for m in TIMING.finditer(text):
-        out[int(m.group(1))] = {"mode": m.group(2), "runs": int(m.group(3)), "wall_us": float(m.group(4)),
-                                "issue_us": float(m.group(5)), "us_per_instruction": float(m.group(6)),
-                                "instructions": int(m.group(7))}
-    return out
+    """The untagged timing lines of a single-configuration launch: {rank: {...}}."""
+    return parse_sweep_timings(text).get(None, {})
 
 
 def timeline_spans(path):
@@ -163,14 +169,19 @@ def units(args, comms):
 
 
 def estimate_s(unit, args):
-    """Seconds a unit takes: launch overhead per launch plus the runs (FLOP at a nominal rate)."""
-    n = len(unit["points"]) * args.launches
+    """Seconds a unit takes: launch overheads, then per configuration its set-up (lowering,
+    verification, the checked run, the output gather), its inputs and its runs (FLOP at a
+    nominal rate)."""
     m, k, nn = unit["shape"]
     per_run = gflop_per_rank(unit["workload"], m, k, nn, args.ranks) / args.nominal_tflops / 1e3
-    # Every launch draws its full inputs on the host in float64 (exec/reference.cpp), ~10 ns each.
+    # Every configuration draws its full inputs on the host in float64 (exec/reference.cpp), ~10 ns each.
     inputs_s = (m * k + k * nn + (k * nn if unit["workload"] == "mlp" else 0)) * 1e-8
+    per_config = args.config_overhead_s + inputs_s + (args.repeat + 1) * per_run
+    points = len(unit["points"]) * args.launches
+    comms = len({p.comm for p in unit["points"]})
+    launches = comms * args.launches if args.sweep else points
     torch = args.torch_overhead_s * args.torch_launches if (args.torch and unit["workload"] in TORCH_WORKLOADS) else 0
-    return n * (args.launch_overhead_s + inputs_s + (args.repeat + 1) * per_run) + torch
+    return launches * args.launch_overhead_s + points * per_config + torch
 
 
 def select_part(all_units, args):
@@ -219,40 +230,70 @@ def tail(text, n=1500):
     return text[-n:] if text else ""
 
 
-def run_launch(point, launch, args, caps, tl_dir):
-    """One `braid run` of a point; the timeline (GPU only) of its last timed run when braid can."""
-    cmd = [args.braid, "run", point.workload, "--backend", args.backend, "--ranks", str(args.ranks),
-           "--no-check", "--no-poison", "--repeat", str(args.repeat), "--timeout", str(args.run_timeout)]
-    cmd += point.workload_flags()
-    if point.comm != "default":
-        cmd += ["--backend-override", point.comm]
+def launch_points(points, launch, args, caps, tl_dir):
+    """One `braid run` of one or several points of a unit (a sweep when braid has one), on one
+    transport; returns a "run" record per point. With --backend cuda each point's timeline is that
+    of its last timed run when braid can (--timeline-run), else its checked run's."""
+    first = points[0]
+    sweep = len(points) > 1
+    cmd = [args.braid, "run", first.workload, "--backend", args.backend, "--ranks", str(args.ranks), "--no-check",
+           "--no-poison", "--repeat", str(args.repeat), "--timeout", str(args.run_timeout)]
+    m, k, n = first.shape
+    cmd += ["--devices", str(first.ranks), "--m", str(m), "--k", str(k), "--n", str(n), "--dtype", first.dtype]
+    if sweep:
+        cmd += ["--sweep-streams", ",".join(str(s) for s in sorted({p.streams for p in points})),
+                "--sweep-protocols", ",".join(sorted({p.protocol for p in points}))]
+    else:
+        cmd += ["--streams", str(first.streams), "--protocol", first.protocol]
+    if first.comm != "default":
+        cmd += ["--backend-override", first.comm]
     timeline = None
     if args.backend == "cuda":
-        timeline = os.path.join(tl_dir, f"{point.name()}_L{launch}.json")
+        base = f"{first.workload}_m{m}_k{k}_n{n}_{first.comm}_L{launch}"
+        timeline = os.path.join(tl_dir, (base if sweep else f"{first.name()}_L{launch}") + ".json")
         cmd += ["--timeline", timeline]
         if caps["timeline_run"] and args.repeat > 0:
             cmd += ["--timeline-run", str(args.repeat)]
     code, out, elapsed = sh(cmd, args.run_timeout + 60)
-    rec = {"type": "run", **point.key(), "launch": launch, "repeat": args.repeat, "exit_code": code,
-           "elapsed_s": round(elapsed, 3), "command": " ".join(shlex.quote(c) for c in cmd),
-           "gflop_per_rank": gflop_per_rank(point.workload, *point.shape, args.ranks)}
-    ranks = parse_timings(out)
-    rec["per_rank"] = {str(r): v for r, v in sorted(ranks.items())}
-    if code != 0 or len(ranks) != args.ranks:
-        rec["error"] = tail(out)
-    if ranks:
-        rec["wall_us"] = max(v["wall_us"] for v in ranks.values())
-        rec["issue_us"] = max(v["issue_us"] for v in ranks.values())
-        rec["instructions"] = max(v["instructions"] for v in ranks.values())
-        rec["tflops"] = rec["gflop_per_rank"] / rec["wall_us"] / 1e3 if rec["wall_us"] > 0 else None
-    if timeline and code == 0 and os.path.exists(timeline):
-        rec["timeline"] = os.path.relpath(timeline, args.out)
-        rec["timeline_run"] = args.repeat if caps["timeline_run"] and args.repeat > 0 else 0
-        try:
-            rec["spans"] = timeline_spans(timeline)
-        except (OSError, ValueError, KeyError) as e:
-            rec["spans_error"] = f"{type(e).__name__}: {e}"
-    return rec
+    timings = parse_sweep_timings(out)
+    recs = []
+    for p in points:
+        ranks = timings.get((p.streams, p.protocol) if sweep else None, {})
+        complete = len(ranks) == args.ranks
+        rec = {"type": "run", **p.key(), "launch": launch, "repeat": args.repeat,
+               "exit_code": 0 if complete and (code == 0 or sweep) else (code or 3),
+               "elapsed_s": round(elapsed / len(points), 3), "launch_elapsed_s": round(elapsed, 3),
+               "sweep": sweep, "command": " ".join(shlex.quote(c) for c in cmd),
+               "gflop_per_rank": gflop_per_rank(p.workload, *p.shape, args.ranks),
+               "per_rank": {str(r): v for r, v in sorted(ranks.items())}}
+        if not complete or code != 0:
+            rec["launch_exit_code"] = code
+            rec["error"] = tail(out)
+        if ranks:
+            rec["wall_us"] = max(v["wall_us"] for v in ranks.values())
+            rec["issue_us"] = max(v["issue_us"] for v in ranks.values())
+            rec["instructions"] = max(v["instructions"] for v in ranks.values())
+            rec["tflops"] = rec["gflop_per_rank"] / rec["wall_us"] / 1e3 if rec["wall_us"] > 0 else None
+        tl = timeline_file(timeline, p) if sweep and timeline else timeline
+        if tl and complete and os.path.exists(tl):
+            rec["timeline"] = os.path.relpath(tl, args.out)
+            rec["timeline_run"] = args.repeat if caps["timeline_run"] and args.repeat > 0 else 0
+            try:
+                rec["spans"] = timeline_spans(tl)
+            except (OSError, ValueError, KeyError) as e:
+                rec["spans_error"] = f"{type(e).__name__}: {e}"
+        recs.append(rec)
+    return recs
+
+
+def timeline_file(base, point):
+    """Where `braid run --sweep-*` writes a configuration's timeline: t.json -> t.S2B.json."""
+    root, ext = os.path.splitext(base)
+    return f"{root}.S{point.streams}{point.protocol}{ext}"
+
+
+def run_launch(point, launch, args, caps, tl_dir):
+    return launch_points([point], launch, args, caps, tl_dir)[0]
 
 
 def validate_launch(run_rec, machine, args):
@@ -359,6 +400,7 @@ def meta_record(args, caps):
             "backend": args.backend, "ranks": args.ranks, "dtype": args.dtype, "repeat": args.repeat,
             "launches": args.launches, "part": f"{args.part[0]}/{args.part[1]}", "machines": args.machine,
             "override_backends": caps["override"], "timeline_run_supported": caps["timeline_run"],
+            "sweep": bool(args.sweep and caps["sweep"]),
             "argv": sys.argv}
 
 
@@ -366,7 +408,8 @@ def detect(args):
     code, text, _ = sh([args.braid, "run", "--help"], 60)
     if code != 0:
         raise SystemExit(f"overlap_matrix: `{args.braid} run --help` failed ({code}):\n{tail(text)}")
-    return {"override": override_backends(text), "timeline_run": "--timeline-run" in text}
+    return {"override": override_backends(text), "timeline_run": "--timeline-run" in text,
+            "sweep": "--sweep-streams" in text}
 
 
 def comm_backends(args, caps):
@@ -400,18 +443,40 @@ def cmd_run(args):
     skipped = 0
     for unit in part:
         # Launch l of every configuration, then launch l + 1: a point's launches are minutes apart,
-        # so their spread includes what drifts between launches (clocks, temperature).
+        # so their spread includes what drifts between launches (clocks, temperature). With a
+        # sweep, one launch runs every configuration of one transport.
+        by_comm = {}
+        for point in unit["points"]:
+            by_comm.setdefault(point.comm, []).append(point)
         for launch in range(1, args.launches + 1):
-            for point in unit["points"]:
-                if time.time() + args.launch_overhead_s > deadline:
-                    out.write({"type": "skipped", **point.key(), "launch": launch, "reason": "--max-seconds"})
-                    skipped += 1
-                    continue
-                rec = run_launch(point, launch, args, caps, tl_dir)
-                out.write(rec)
-                runs.append(rec)
-                print(f"[{time.time() - t_start:6.0f} s] {point.name()} L{launch}: "
-                      f"{rec.get('wall_us', 'FAILED')} us ({rec['elapsed_s']:.1f} s)", flush=True)
+            for comm, points in by_comm.items():
+                groups = [points] if args.sweep and caps["sweep"] else [[p] for p in points]
+                for group in groups:
+                    need = args.launch_overhead_s + len(group) * args.config_overhead_s
+                    if time.time() + need > deadline:
+                        for point in group:
+                            out.write({"type": "skipped", **point.key(), "launch": launch, "reason": "--max-seconds"})
+                        skipped += len(group)
+                        continue
+                    recs = launch_points(group, launch, args, caps, tl_dir)
+                    if len(group) > 1:
+                        # A sweep stops at its first failing configuration: run the rest alone.
+                        redo = [r for r in recs if r["exit_code"] != 0]
+                        recs = [r for r in recs if r["exit_code"] == 0]
+                        for r in redo:
+                            point = next(p for p in group if p.key() == {k: r[k] for k in p.key()})
+                            if time.time() + args.launch_overhead_s > deadline:
+                                recs.append(r)
+                                continue
+                            alone = run_launch(point, launch, args, caps, tl_dir)
+                            alone["retried_after_sweep_exit_code"] = r.get("launch_exit_code")
+                            recs.append(alone)
+                    for rec in recs:
+                        out.write(rec)
+                        runs.append(rec)
+                        print(f"[{time.time() - t_start:6.0f} s] {rec['workload']} {unit['shape']} "
+                              f"S={rec['streams']} {rec['protocol']} {rec['comm']} L{launch}: "
+                              f"{rec.get('wall_us', 'FAILED')} us", flush=True)
         if args.torch and args.backend == "cuda" and unit["workload"] in TORCH_WORKLOADS:
             for launch in range(1, args.torch_launches + 1):
                 if time.time() + args.torch_overhead_s > deadline:
@@ -489,7 +554,8 @@ def cmd_validate(args):
 
 def cmd_plan(args):
     args.backend = "cuda"
-    caps = {"override": ["nccl", "cuda"] if "cuda" in args.comms.split(",") else ["nccl"], "timeline_run": True}
+    caps = {"override": ["nccl", "cuda"] if "cuda" in args.comms.split(",") else ["nccl"], "timeline_run": True,
+            "sweep": True}
     all_units = units(args, comm_backends(args, caps))
     part, loads = select_part(all_units, args)
     for u in part:
@@ -539,7 +605,11 @@ def matrix_flags(p):
     p.add_argument("--torch", action=argparse.BooleanOptionalAction, default=True,
                    help="run bench/torch_reference.py for ag_matmul, matmul_rs, matmul_ar (GPU)")
     p.add_argument("--torch-launches", type=int, default=1)
+    p.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
+                   help="one launch per transport runs every configuration (braid run --sweep-*), when braid has it")
     p.add_argument("--launch-overhead-s", type=float, default=4.0, help="for the estimate and the deadline")
+    p.add_argument("--config-overhead-s", type=float, default=0.3,
+                   help="per configuration in a launch (lowering, checked run, gather): for the estimate")
     p.add_argument("--torch-overhead-s", type=float, default=15.0, help="for the estimate and the deadline")
     p.add_argument("--nominal-tflops", type=float, default=600.0, help="for the estimate")
 
@@ -555,7 +625,7 @@ def main(argv=None):
                    help="machine preset or file for braid validate / tune (repeatable; default from nvidia-smi)")
     r.add_argument("--max-seconds", type=float, default=1e9,
                    help="start no launch after this many seconds (the rest is recorded as skipped)")
-    r.add_argument("--run-timeout", type=int, default=120, help="braid run --timeout")
+    r.add_argument("--run-timeout", type=int, default=300, help="braid run --timeout (a whole launch)")
     r.add_argument("--torchrun", default="torchrun")
     r.add_argument("--commit", default=os.environ.get("BRAID_COMMIT"), help="the commit measured (default: git)")
     r.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="parallel validations")

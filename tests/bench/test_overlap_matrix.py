@@ -78,10 +78,24 @@ class Plan(unittest.TestCase):
         return ap.parse_args(list(extra))
 
     def test_configs_serial_first(self):
-        c = om.configs([1, 2, 4, 8], ["A", "B", "C"])
+        c = om.configs([8, 1, 2, 4], ["C", "A", "B"])
         self.assertEqual(c[0], (1, "A"))
-        self.assertEqual(len(c), 10)
+        self.assertEqual(len(c), 12)
         self.assertEqual(om.configs([2], ["B"]), [(2, "B")])
+
+    def test_sweep_timing_lines_are_told_apart(self):
+        text = ("[rank 1] braid run: rank 1 timing [streams=2 protocol=B] (interpreted, 3 runs, median): wall 10 us, "
+                "host issue 5 us = 1 us per host instruction (5 instructions)\n"
+                "braid run: rank 0 timing [streams=2 protocol=B] (interpreted, 3 runs, median): wall 12 us, "
+                "host issue 5 us = 1 us per host instruction (5 instructions)\n"
+                "braid run: rank 0 timing [streams=4 protocol=C] (interpreted, 3 runs, median): wall 9 us, "
+                "host issue 5 us = 1 us per host instruction (5 instructions)\n")
+        t = om.parse_sweep_timings(text)
+        self.assertEqual(sorted(t[(2, "B")]), [0, 1])
+        self.assertEqual(t[(4, "C")][0]["wall_us"], 9.0)
+        self.assertEqual(om.parse_timings(text), {})
+        p = om.Point("mlp", (1, 2, 3), "mid", 2, "B", "nccl", 2, "bf16")
+        self.assertEqual(om.timeline_file("d/mlp_L1.json", p), "d/mlp_L1.S2B.json")
 
     def test_parts_cover_every_unit_once_and_balance(self):
         a = self.args("--comms", "nccl")
@@ -128,43 +142,51 @@ class RealRuns(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             code, out = quiet(om.main, ["run", "--braid", BRAID, "--out", d, "--backend", "cpu", "--sizes", "tiny",
                                         "--ranks", "1", "--workloads", "matmul_rs", "--streams", "1,2", "--protocols",
-                                        "B", "--launches", "2", "--repeat", "2", "--machine", "h200", "--no-torch"])
+                                        "A,B", "--launches", "2", "--repeat", "2", "--machine", "h200", "--no-torch"])
             self.assertEqual(code, 0, out)
             recs = records(os.path.join(d, "matrix.jsonl"))
         types = [r["type"] for r in recs]
         self.assertEqual(types[0], "meta")
+        self.assertTrue(recs[0]["sweep"])
         self.assertEqual(types[-1], "end")
         runs = [r for r in recs if r["type"] == "run"]
-        self.assertEqual(len(runs), 4)  # (S=1 A, S=2 B) x 2 launches
+        self.assertEqual(len(runs), 8)  # (S=1, 2) x (A, B) x 2 launches, one sweep launch each
         self.assertEqual([(r["streams"], r["protocol"], r["launch"]) for r in runs],
-                         [(1, "A", 1), (2, "B", 1), (1, "A", 2), (2, "B", 2)])
+                         [(s, p, l) for l in (1, 2) for s in (1, 2) for p in "AB"])
         for r in runs:
             self.assertEqual(r["exit_code"], 0, r.get("error"))
+            self.assertTrue(r["sweep"])
             self.assertGreater(r["wall_us"], 0)
             self.assertEqual(r["per_rank"]["0"]["runs"], 2)
-            self.assertIn("--repeat 2", r["command"])
+            self.assertIn("--sweep-streams 1,2 --sweep-protocols A,B", r["command"])
+        self.assertTrue(runs[0]["serial"])
         tune = [r for r in recs if r["type"] == "tune"]
         self.assertEqual(len(tune), 1)
-        self.assertEqual(len(tune[0]["predicted"]), 2)  # streams 1, 2 x protocol B
-        self.assertIn(tune[0]["best"]["streams"], (1, 2))
-        self.assertEqual(recs[-1]["launches"], 4)
+        self.assertEqual(len(tune[0]["predicted"]), 4)
+        self.assertEqual(recs[-1]["launches"], 8)
 
-    def test_a_failing_launch_is_recorded_not_fatal(self):
+    def test_a_failing_sweep_is_run_again_one_configuration_at_a_time(self):
         saved = om.SHAPES["tiny"]["matmul_rs"]
-        om.SHAPES["tiny"]["matmul_rs"] = [(66, 32, 16)]  # matmul_rs needs m divisible by S * D
+        om.SHAPES["tiny"]["matmul_rs"] = [(66, 32, 16)]  # matmul_rs needs m divisible by S * D: 2 does, 4 not
         try:
             with tempfile.TemporaryDirectory() as d:
                 code, _ = quiet(om.main, ["run", "--braid", BRAID, "--out", d, "--backend", "cpu", "--sizes", "tiny",
-                                          "--ranks", "1", "--workloads", "matmul_rs", "--streams", "4", "--protocols",
+                                          "--ranks", "1", "--workloads", "matmul_rs", "--streams", "2,4", "--protocols",
                                           "A", "--launches", "1", "--repeat", "1", "--no-torch"])
-                run = [r for r in records(os.path.join(d, "matrix.jsonl")) if r["type"] == "run"][0]
+                runs = [r for r in records(os.path.join(d, "matrix.jsonl")) if r["type"] == "run"]
         finally:
             om.SHAPES["tiny"]["matmul_rs"] = saved
         self.assertEqual(code, 0)
-        self.assertEqual(run["exit_code"], 2)
-        self.assertIn("divisible", run["error"])
-        self.assertNotIn("wall_us", run)
-
+        by = {r["streams"]: r for r in runs}
+        self.assertEqual(sorted(by), [2, 4])
+        # On one rank the sweep runs S=2, then stops at S=4 (exit 2); S=2 stands, S=4 runs again alone.
+        self.assertEqual(by[2]["exit_code"], 0, by[2].get("error"))
+        self.assertTrue(by[2]["sweep"])
+        self.assertEqual(by[4]["retried_after_sweep_exit_code"], 2)
+        self.assertFalse(by[4]["sweep"])
+        self.assertEqual(by[4]["exit_code"], 2)
+        self.assertIn("divisible", by[4]["error"])
+        self.assertNotIn("wall_us", by[4])
 
 @unittest.skipUnless(HAVE_BRAID, "needs the braid binary")
 class OfflineValidation(unittest.TestCase):
