@@ -183,6 +183,9 @@ def fit_shapes_from(path, ranks_default=2):
         meas = json.load(f)
     gemms = {(g["m"], g["n"], g["k"]) for g in meas.get("gemm", [])}
     colls = {(c["kind"], c["bytes"]) for c in meas.get("collective", [])}
+    for o in meas.get("overlap", []):  # a contention pair fits its GEMM and its collective too
+        gemms.add((o["gemm"]["m"], o["gemm"]["n"], o["gemm"]["k"]))
+        colls.add((o["collective"]["kind"], o["collective"]["bytes"]))
     return gemms, colls
 
 
