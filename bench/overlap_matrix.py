@@ -23,6 +23,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,6 +34,7 @@ ROOT = os.path.dirname(HERE)
 
 WORKLOADS = ["ag_matmul", "matmul_rs", "matmul_ar", "row_parallel_linear", "mlp"]
 TORCH_WORKLOADS = {"ag_matmul", "matmul_rs", "matmul_ar"}
+TORCH_SCRIPT = os.path.join(HERE, "torch_reference.py")
 
 # (m, k, n) per workload and size class; the GFLOP per rank of each is in every record.
 # ag_matmul computes the whole [m, k] @ [k, n] on every rank; the row-parallel ones
@@ -353,12 +355,14 @@ def tune_unit(unit, machine, args):
 
 
 def torch_launch(unit, launch, args):
-    script = os.path.join(HERE, "torch_reference.py")
+    script = TORCH_SCRIPT
     m, k, n = unit["shape"]
-    cmd = [args.torchrun, "--nproc-per-node", str(args.ranks), script, "--workload", unit["workload"], "--m", str(m),
+    runner = shlex.split(args.torchrun) if args.torchrun else (
+        ["torchrun"] if shutil.which("torchrun") else [sys.executable, "-m", "torch.distributed.run"])
+    cmd = runner + ["--nproc-per-node", str(args.ranks), script, "--workload", unit["workload"], "--m", str(m),
            "--k", str(k), "--n", str(n), "--iters", str(max(args.repeat, 3))]
-    rec = {"type": "torch", "workload": unit["workload"], "m": m, "k": k, "n": n, "size": unit["size"],
-           "dtype": args.dtype, "ranks": args.ranks, "launch": launch,
+    rec = {"type": "torch", "command": " ".join(shlex.quote(c) for c in cmd), "workload": unit["workload"],
+           "m": m, "k": k, "n": n, "size": unit["size"], "dtype": args.dtype, "ranks": args.ranks, "launch": launch,
            "gflop_per_rank": gflop_per_rank(unit["workload"], m, k, n, args.ranks)}
     if not os.path.exists(script):
         rec["error"] = f"{os.path.relpath(script, ROOT)} is missing"
@@ -625,8 +629,10 @@ def main(argv=None):
                    help="machine preset or file for braid validate / tune (repeatable; default from nvidia-smi)")
     r.add_argument("--max-seconds", type=float, default=1e9,
                    help="start no launch after this many seconds (the rest is recorded as skipped)")
-    r.add_argument("--run-timeout", type=int, default=300, help="braid run --timeout (a whole launch)")
-    r.add_argument("--torchrun", default="torchrun")
+    r.add_argument("--run-timeout", type=int, default=120,
+                   help="braid run --timeout: bounds a whole launch (a sweep) and each NCCL operation")
+    r.add_argument("--torchrun", default=None,
+                   help="the torchrun command (default: torchrun on PATH, else python3 -m torch.distributed.run)")
     r.add_argument("--commit", default=os.environ.get("BRAID_COMMIT"), help="the commit measured (default: git)")
     r.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="parallel validations")
     matrix_flags(r)

@@ -71,6 +71,37 @@ class Parsing(unittest.TestCase):
         self.assertEqual(sorted(s["per_rank"]), ["0", "1"])
 
 
+class TorchRows(unittest.TestCase):
+    """How the driver starts torch's reference and reads its row (the reference itself needs GPUs:
+    a stand-in prints what bench/torch_reference.py prints on rank 0)."""
+
+    def launch(self, script_text):
+        with tempfile.TemporaryDirectory() as d:
+            runner = os.path.join(d, "runner.py")
+            with open(runner, "w") as f:
+                f.write("import sys\n" + script_text)
+            saved = om.TORCH_SCRIPT
+            om.TORCH_SCRIPT = runner
+            try:
+                args = om.argparse.Namespace(torchrun=f"{sys.executable} {runner}", ranks=2, repeat=10, dtype="bf16")
+                return om.torch_launch({"workload": "matmul_rs", "shape": (64, 32, 16), "size": "tiny"}, 1, args)
+            finally:
+                om.TORCH_SCRIPT = saved
+
+    def test_row_is_read_from_rank_zeros_output(self):
+        rec = self.launch('print("NCCL INFO noise")\nprint(\'{"workload": "matmul_rs", "fused_us": 12.5}\')\n'
+                          'assert sys.argv[1:3] == ["--nproc-per-node", "2"] and "--iters" in sys.argv\n')
+        self.assertEqual(rec["exit_code"], 0)
+        self.assertEqual(rec["result"]["fused_us"], 12.5)
+        self.assertEqual(rec["gflop_per_rank"], 2 * 64 * 32 * 16 / 2 / 1e9)
+
+    def test_a_failed_launch_keeps_its_output(self):
+        rec = self.launch('print("RuntimeError: no GPU")\nsys.exit(1)\n')
+        self.assertEqual(rec["exit_code"], 1)
+        self.assertIn("no GPU", rec["error"])
+        self.assertNotIn("result", rec)
+
+
 class Plan(unittest.TestCase):
     def args(self, *extra):
         ap = om.argparse.ArgumentParser()
