@@ -338,7 +338,7 @@ def main(argv=None):
         fit.add((parts[0], int(parts[1]), int(parts[2]), int(parts[3])))
     fit_meas = fit_shapes_from(a.fit_from) if a.fit_from else None
     mx = Matrix(load(a.inputs))
-    machines = a.machine or sorted(mx.vals)
+    machines = a.machine or sorted(set(mx.vals) | {k[0] for k in mx.tune})
     out = ["Measured: " + header(mx)]
     if a.section in ("performance", "all"):
         out.append("## Overlap on two GPUs\n\n" + performance(mx, machines[0] if machines else None))
@@ -347,6 +347,9 @@ def main(argv=None):
         if not machines:
             out.append("No validation records (timelines are measured on GPUs only).")
         for m in machines:
+            if m not in mx.vals:
+                out.append(f"### Machine `{m}`\n\nNo validation records (timelines are measured on GPUs only).")
+                continue
             is_preset = m in PRESETS
             if not is_preset and not fit and not fit_meas:
                 out.append(f"### Machine `{m}`\n\nA calibrated machine needs --fit or --fit-from: without the fit "

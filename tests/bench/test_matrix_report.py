@@ -102,10 +102,16 @@ class Performance(unittest.TestCase):
         self.assertIn("tune picks serial: yes", r[13])
 
     def test_recorded_cpu_run(self):
-        text = report(mr.load([os.path.join(HERE, "data", "cpu_run.jsonl")]), "--machine", "h200")
-        self.assertIn("| ag_matmul | 64×32×16 |", text)
-        self.assertIn("| mlp | 64×32×16 |", text)
+        # A real run of the driver on CPU (2 ranks, Gloo, every workload at 64x32x16, chunks 1, 2, 4
+        # x protocols A, B, C, 2 launches): no timelines there, so no GEMM/comm alone nor accuracy.
+        text = report(mr.load([os.path.join(HERE, "data", "cpu_run.jsonl")]))
+        for w in ("ag_matmul", "matmul_rs", "matmul_ar", "row_parallel_linear", "mlp"):
+            self.assertIn(f"| {w} | 64×32×16 |", text)
         self.assertIn("backend cpu", text)
+        self.assertIn("No validation records", text)
+        r = row_of(text, "| matmul_rs | 64×32×16 |")
+        self.assertEqual(r[5], "3.387")                # serial: S=1 protocol A, median of two launches
+        self.assertIn("(S=2 C default)", r[6])
 
 
 class Accuracy(unittest.TestCase):

@@ -194,7 +194,8 @@ class RealRuns(unittest.TestCase):
         tune = [r for r in recs if r["type"] == "tune"]
         self.assertEqual(len(tune), 1)
         self.assertEqual(len(tune[0]["predicted"]), 4)
-        self.assertEqual(recs[-1]["launches"], 8)
+        self.assertEqual(recs[-1]["launches"], 2)
+        self.assertEqual(recs[-1]["points"], 8)
 
     def test_a_failing_sweep_is_run_again_one_configuration_at_a_time(self):
         saved = om.SHAPES["tiny"]["matmul_rs"]
