@@ -359,8 +359,9 @@ def torch_launch(unit, launch, args):
     m, k, n = unit["shape"]
     runner = shlex.split(args.torchrun) if args.torchrun else (
         ["torchrun"] if shutil.which("torchrun") else [sys.executable, "-m", "torch.distributed.run"])
-    cmd = runner + ["--nproc-per-node", str(args.ranks), script, "--workload", unit["workload"], "--m", str(m),
-           "--k", str(k), "--n", str(n), "--iters", str(max(args.repeat, 3))]
+    # --mkn, not --m: torchrun's parser would take --m for an abbreviation of its own options.
+    cmd = runner + ["--nproc-per-node", str(args.ranks), script, "--workload", unit["workload"],
+                    "--mkn", f"{m},{k},{n}", "--iters", str(max(args.repeat, 3))]
     rec = {"type": "torch", "command": " ".join(shlex.quote(c) for c in cmd), "workload": unit["workload"],
            "m": m, "k": k, "n": n, "size": unit["size"], "dtype": args.dtype, "ranks": args.ranks, "launch": launch,
            "gflop_per_rank": gflop_per_rank(unit["workload"], m, k, n, args.ranks)}

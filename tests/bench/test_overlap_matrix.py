@@ -90,7 +90,8 @@ class TorchRows(unittest.TestCase):
 
     def test_row_is_read_from_rank_zeros_output(self):
         rec = self.launch('print("NCCL INFO noise")\nprint(\'{"workload": "matmul_rs", "fused_us": 12.5}\')\n'
-                          'assert sys.argv[1:3] == ["--nproc-per-node", "2"] and "--iters" in sys.argv\n')
+                          'assert sys.argv[1:3] == ["--nproc-per-node", "2"] and "--iters" in sys.argv\n'
+                          'assert sys.argv[sys.argv.index("--mkn") + 1] == "64,32,16"\n')
         self.assertEqual(rec["exit_code"], 0)
         self.assertEqual(rec["result"]["fused_us"], 12.5)
         self.assertEqual(rec["gflop_per_rank"], 2 * 64 * 32 * 16 / 2 / 1e9)
