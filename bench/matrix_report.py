@@ -74,7 +74,9 @@ class Matrix:
                 self.sizes[shape_key(r)] = r.get("size")
                 self.gflop[shape_key(r)] = r.get("gflop_per_rank")
             elif t == "validation" and r.get("exit_code") == 0 and r.get("predicted_makespan_us") is not None:
-                self.vals.setdefault(r["machine"], {}).setdefault(point_key(r), []).append(r)
+                # One per launch: validating the same timelines again (bench/overlap_matrix.py
+                # validate) replaces the earlier record.
+                self.vals.setdefault(r["machine"], {}).setdefault(point_key(r), {})[r.get("launch")] = r
             elif t == "torch" and r.get("result"):
                 self.torch.setdefault(shape_key(r), []).append(r["result"])
             elif t == "tune" and r.get("exit_code") == 0 and r.get("best"):
@@ -208,7 +210,8 @@ def in_fit(shape, fit, fit_meas, ranks=2, bytes_per=2):
 
 def accuracy_points(mx, machine, fit, fit_meas):
     pts = []
-    for key, vs in sorted(mx.vals.get(machine, {}).items()):
+    for key, by_launch in sorted(mx.vals.get(machine, {}).items()):
+        vs = list(by_launch.values())
         measured = [v["measured_makespan_us"] for v in vs]
         pred = median([v["predicted_makespan_us"] for v in vs])
         meas = median(measured)

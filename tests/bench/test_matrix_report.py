@@ -138,6 +138,15 @@ class Accuracy(unittest.TestCase):
         self.assertEqual(row_of(text, "| fit | 4 |")[2], "4")
         self.assertEqual(row_of(text, "| held out | 1 |")[2], "0")
 
+    def test_validating_again_replaces_not_adds(self):
+        recs = sample()
+        again = [dict(r, predicted_makespan_us=r["predicted_makespan_us"] * 2) for r in recs
+                 if r["type"] == "validation"]
+        text = report(recs + again, "--section", "accuracy", "--machine", "h200")
+        r = row_of(text, "4096×8192×1792", "| 1 | A |")
+        self.assertEqual(r[7], "+103.0%")  # 2 x 1020 against 1005: the later records alone
+        self.assertEqual(row_of(text, "| held out | 5 |")[2], "4")
+
     def test_fit_from_measurements(self):
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "m.json")
