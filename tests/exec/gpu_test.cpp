@@ -50,15 +50,16 @@ TEST(GpuCli, GraphAndTimelineNeedTheCudaBackend) {
 }
 
 TEST(GpuCli, TimelineRunMustNameATimedRunOfARecordedTimeline) {
-  Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run 1");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "--timeline-run needs --timeline or --trace")) << r.out;
-  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run 3 --timeline t.json");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "--timeline-run 3 names a timed run, but --repeat is 2")) << r.out;
-  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run 1 --trace t.json --graph");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "nothing is timed inside a --graph replay")) << r.out;
+  const std::string run = "run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run ";
+  const std::pair<std::string, std::string> refused[] = {
+      {"1", "--timeline-run needs --timeline or --trace"},
+      {"3 --timeline t.json", "--timeline-run 3 names a timed run, but --repeat is 2"},
+      {"1 --trace t.json --graph", "nothing is timed inside a --graph replay"}};
+  for (const auto& [flags, message] : refused) {
+    Cli r = runCli(run + flags);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_TRUE(contains(r.out, message)) << r.out;
+  }
 }
 
 #ifndef BRAID_WITH_CUDA
