@@ -447,6 +447,7 @@ def cmd_run(args):
     runs = []
     skipped = 0
     launches = 0
+    broken = {}  # transport -> launches in a row that completed no point (a broken or hanging transport)
     for unit in part:
         # Launch l of every configuration, then launch l + 1: a point's launches are minutes apart,
         # so their spread includes what drifts between launches (clocks, temperature). With a
@@ -459,26 +460,21 @@ def cmd_run(args):
                 groups = [points] if args.sweep and caps["sweep"] else [[p] for p in points]
                 for group in groups:
                     need = args.launch_overhead_s + len(group) * args.config_overhead_s
-                    if time.time() + need > deadline:
+                    reason = "--max-seconds" if time.time() + need > deadline else None
+                    if broken.get(comm, 0) >= 2:
+                        reason = f"transport {comm}: its last two launches completed nothing"
+                    if reason:
                         for point in group:
-                            out.write({"type": "skipped", **point.key(), "launch": launch, "reason": "--max-seconds"})
+                            out.write({"type": "skipped", **point.key(), "launch": launch, "reason": reason})
                         skipped += len(group)
                         continue
                     recs = launch_points(group, launch, args, caps, tl_dir)
                     launches += 1
                     if len(group) > 1:
-                        # A sweep stops at its first failing configuration: run the rest alone.
-                        redo = [r for r in recs if r["exit_code"] != 0]
-                        recs = [r for r in recs if r["exit_code"] == 0]
-                        for r in redo:
-                            point = next(p for p in group if p.key() == {k: r[k] for k in p.key()})
-                            if time.time() + args.launch_overhead_s > deadline:
-                                recs.append(r)
-                                continue
-                            alone = run_launch(point, launch, args, caps, tl_dir)
-                            launches += 1
-                            alone["retried_after_sweep_exit_code"] = r.get("launch_exit_code")
-                            recs.append(alone)
+                        recs, n = retry_alone(group, recs, launch, args, caps, tl_dir, deadline)
+                        launches += n
+                    ok = any(r["exit_code"] == 0 for r in recs)
+                    broken[comm] = 0 if ok else broken.get(comm, 0) + 1
                     for rec in recs:
                         out.write(rec)
                         runs.append(rec)
@@ -508,6 +504,24 @@ def cmd_run(args):
     print(f"overlap_matrix: {launches} launches ({len(runs)} points), {skipped} skipped, {n_val} validations in "
           f"{time.time() - t_start:.0f} s; wrote {os.path.join(args.out, 'matrix.jsonl')}", flush=True)
     return 0
+
+
+def retry_alone(group, recs, launch, args, caps, tl_dir, deadline):
+    """A sweep stops at its first failing configuration: run the configurations it did not
+    complete alone, until one fails alone too (then the rest keep the sweep's error: a transport
+    that hangs would otherwise cost a timeout per configuration)."""
+    done = [r for r in recs if r["exit_code"] == 0]
+    n = 0
+    for r in (r for r in recs if r["exit_code"] != 0):
+        point = next(p for p in group if p.key() == {k: r[k] for k in p.key()})
+        if time.time() + args.launch_overhead_s > deadline or (n > 0 and done[-1]["exit_code"] != 0):
+            done.append(r)
+            continue
+        alone = run_launch(point, launch, args, caps, tl_dir)
+        n += 1
+        alone["retried_after_sweep_exit_code"] = r.get("launch_exit_code")
+        done.append(alone)
+    return done, n
 
 
 def simulate_side(part, runs, args, out):

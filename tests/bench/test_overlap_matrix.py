@@ -103,6 +103,34 @@ class TorchRows(unittest.TestCase):
         self.assertNotIn("result", rec)
 
 
+class BrokenTransport(unittest.TestCase):
+    """A transport whose every launch fails (a stand-in braid: `run --help` as the real one
+    prints it, every run exits 2) costs a bounded number of launches, not one per point."""
+
+    def test_two_empty_launches_in_a_row_skip_the_transport(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "braid")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n"
+                        "if [ \"$2\" = --help ]; then echo '  --backend-override TEXT:{nccl,gloo}'; "
+                        "echo '  --timeline-run INT'; echo '  --sweep-streams INT'; exit 0; fi\n"
+                        "echo \"rank 0: NCCL: boom\"; exit 2\n")
+            os.chmod(fake, 0o755)
+            code, _ = quiet(om.main, ["run", "--braid", fake, "--out", os.path.join(d, "o"), "--sizes", "tiny",
+                                      "--workloads", "ag_matmul,mlp", "--streams", "1,2", "--protocols", "A",
+                                      "--comms", "nccl", "--no-torch", "--machine", "h200"])
+            self.assertEqual(code, 0)
+            recs = records(os.path.join(d, "o", "matrix.jsonl"))
+        end = recs[-1]
+        self.assertEqual(end["launches"], 4)  # per launch of ag_matmul: the sweep, then one config alone
+        runs = [r for r in recs if r["type"] == "run"]
+        self.assertEqual(len(runs), 4)
+        self.assertTrue(all(r["exit_code"] == 2 and "boom" in r["error"] for r in runs))
+        skipped = [r for r in recs if r["type"] == "skipped"]
+        self.assertEqual({r["workload"] for r in skipped}, {"mlp"})
+        self.assertIn("transport nccl", skipped[0]["reason"])
+
+
 class Plan(unittest.TestCase):
     def args(self, *extra):
         ap = om.argparse.ArgumentParser()
