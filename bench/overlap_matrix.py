@@ -449,9 +449,10 @@ def cmd_run(args):
     launches = 0
     broken = {}  # transport -> launches in a row that completed no point (a broken or hanging transport)
     for unit in part:
-        # Launch l of every configuration, then launch l + 1: a point's launches are minutes apart,
-        # so their spread includes what drifts between launches (clocks, temperature). With a
-        # sweep, one launch runs every configuration of one transport.
+        # Launch l of every configuration, then launch l + 1: a point's launches are separate
+        # processes, each with its own set-up, warm-up and clocks, so their spread is the
+        # run-to-run spread a user sees. With a sweep, one launch runs every configuration of one
+        # transport.
         by_comm = {}
         for point in unit["points"]:
             by_comm.setdefault(point.comm, []).append(point)
