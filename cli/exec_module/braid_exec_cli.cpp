@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "cli/exec_module.h"
+#include "cli/exec_module/measure_driver.h"
 #include "cli/exec_module/run_driver.h"
 #include "ir/diagnostic.h"
 #include "ir/error.h"
@@ -40,5 +41,28 @@ extern "C" __attribute__((visibility("default"))) int braid_exec_run(const braid
   }
 }
 
+// `braid calibrate --measure`: the same checks and error reporting, for the measure driver.
+extern "C" __attribute__((visibility("default"))) int braid_exec_measure(const braid::cli::MeasureConfig* config,
+                                                                          std::size_t config_size,
+                                                                          const char* version) {
+  try {
+    if (config_size != sizeof(braid::cli::MeasureConfig) || std::strcmp(version, BRAID_VERSION) != 0)
+      throw braid::Error(std::string("the run module (braid_exec_cli, braid ") + BRAID_VERSION +
+                         ") is from another build than this braid (" + version +
+                         "); rebuild or reinstall braid, or point BRAID_EXEC_MODULE at the matching module");
+    return braid::cli::measureCommand(*config);
+  } catch (const braid::Error& e) {
+    std::cerr << "braid calibrate: " << braid::formatDiagnostic(e) << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "braid calibrate: internal error: " << e.what() << "\n";
+    return 3;
+  } catch (...) {
+    std::cerr << "braid calibrate: internal error: unknown exception\n";
+    return 3;
+  }
+}
+
 // Checked at compile time: the entry matches the type `braid` calls it through.
 static_assert(std::is_same_v<decltype(&braid_exec_run), braid::cli::ExecModuleEntry>);
+static_assert(std::is_same_v<decltype(&braid_exec_measure), braid::cli::MeasureModuleEntry>);
