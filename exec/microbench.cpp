@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "exec/cuda_info.h"
+#include "exec/evaluator.h"
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
+#include "ir/host_ir_text.h"
 
 #if __has_include(<torch/version.h>)
 #include <torch/version.h>
@@ -159,7 +161,7 @@ class Bench {
   // Operands of a GEMM (kept for the whole measurement, so no allocation is timed).
   struct GemmOperands {
     at::Tensor a, b, c;
-    void run() const { at::matmul_out(c, a, b); }
+    void run() { at::matmul_out(c, a, b); }
   };
   GemmOperands gemmOperands(const BenchGemm& g) {
     at::ScalarType t = toScalarType(g.dtype);
@@ -238,6 +240,7 @@ class Bench {
   }
 
   std::vector<std::pair<std::string, double>> hostCosts();
+  double controlCost();
   OverlapTimes overlap(const BenchOverlap& o);
 
   const MicrobenchPlan& plan_;
@@ -298,16 +301,7 @@ std::vector<std::pair<std::string, double>> Bench::hostCosts() {
   // Allocate and free a 1 MiB buffer (the caching allocator on CUDA): two calls.
   out.emplace_back("allocation", perCall([&] { (void)at::empty({1 << 18}, opts()); }, 2));
   out.emplace_back("view", perCall([&] { (void)x.narrow(0, 1, 8); }, 1));
-  // A host loop iteration: the loop itself, with a bound read (a SetCurrentStream's worth of
-  // work is measured above); what remains of the interpreter's loop header is a few branches.
-  {
-    volatile int64_t sink = 0;
-    out.emplace_back("control", perCall(
-                                    [&] {
-                                      for (int i = 0; i < 100; ++i) sink = sink + i;
-                                    },
-                                    100));
-  }
+  out.emplace_back("control", controlCost());
   if (deviceClock()) {
     // The smallest kernel's device time, back to back.
     double kernelMin = time([&] { one.add_(1.0); });
@@ -326,6 +320,33 @@ std::vector<std::pair<std::string, double>> Bench::hostCosts() {
     out.emplace_back("kernel_min", kernelMin);
   }
   return out;
+}
+
+// A loop header of the host program, as the evaluator runs it: the issue time of a program whose
+// loop runs a one-iteration inner loop around a GetCurrentStream, less that of the same loop
+// around the GetCurrentStream alone, per iteration.
+double Bench::controlCost() {
+  constexpr int64_t kIterations = 2000;
+  const std::string head = "%HostIrContainer { (T0_g_float[iS0{4}]) -> (T0_g_float[iS0{4}]) :\n  FOR i in iS1{" +
+                           std::to_string(kIterations) + "}:\n";
+  const std::string tail = "} // %HostIrContainer\n";
+  HostProgram flat = parseHostProgram(head + "    GetCurrentStream into Stream 0\n" + tail, "<control>");
+  HostProgram nested =
+      parseHostProgram(head + "    FOR j in iS2{1}:\n      GetCurrentStream into Stream 0\n" + tail, "<control>");
+  EvalOptions eo;
+  eo.device = &dev_;
+  Evaluator ef(flat, comm_, eo), en(nested, comm_, eo);
+  std::vector<at::Tensor> in = {at::zeros({4}, opts())};
+  auto issue = [&](Evaluator& e) {
+    std::vector<double> us;
+    for (int64_t r = 0; r < plan_.warmup + plan_.reps; ++r) {
+      e.run(in);
+      if (r >= plan_.warmup) us.push_back(e.lastIssueUs());
+    }
+    return median(us);
+  };
+  double f = issue(ef), n = issue(en);
+  return std::max(1e-3, (n - f) / static_cast<double>(kIterations));
 }
 
 // The GEMM and the collective alone, then the collectives posted back to back on the
