@@ -4,6 +4,8 @@
 // rank 0 write the measurement file (sim/measurements.h).
 #include "cli/exec_module/measure_driver.h"
 
+#include "cli/exec_module/rank_support.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -117,21 +119,7 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   const bool cuda = cfg.backend == "cuda";
   const int64_t world = env.worldSize, rank = env.rank;
   std::unique_ptr<Device> device = cuda ? makeCudaDevice(env.localRank) : makeCpuDevice();
-  std::unique_ptr<Communicator> comm;
-  if (world == 1 && !cuda) {
-    comm = makeSelfCommunicator();
-  } else {
-    Rendezvous rv;
-    rv.rank = rank;
-    rv.worldSize = world;
-    rv.masterAddr = env.masterAddr;
-    rv.port = env.port;
-    rv.storeIsExternal = env.storeIsExternal;
-    rv.prefix = "braid-measure/" + env.runId;
-    rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(cfg.timeoutSec, 600.0) * 1000));
-    if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
-    comm = cuda ? makeNcclCommunicator(rv, env.localRank) : makeGlooCommunicator(rv);
-  }
+  std::unique_ptr<Communicator> comm = connectRank(env, cuda, std::min(cfg.timeoutSec, 600.0), "braid-measure/");
   const int64_t perNode = ranksPerNode(world, cuda);
   const std::string gpu = cuda ? gpuName(*device) : "CPU (host wall clock, not a GPU)";
   const std::string machineName = cfg.machine.empty() ? presetForGpu(gpu) : cfg.machine;
@@ -180,25 +168,7 @@ int measureCommand(const MeasureConfig& cfg) {
   if (!(cfg.timeoutSec > 0)) throw Error("--timeout must be positive");
   std::optional<RankEnv> env = detectRankEnv();
   if (env) {
-    // One rank of a launched job: report errors here and leave at once, as `braid run` does.
-    int code = 3;
-    try {
-      code = rankMain(cfg, *env);
-    } catch (const Error& e) {
-      std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
-      code = 2;
-    } catch (const c10::Error& e) {
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what_without_backtrace() << "\n";
-      code = 3;
-    } catch (const std::exception& e) {
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what() << "\n";
-      code = 3;
-    }
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(code);
+    runRankAndExit(*env, [&] { return rankMain(cfg, *env); });
   }
   int64_t ranks = cfg.ranks > 0 ? cfg.ranks : cuda ? cudaDeviceCount() : 1;
   if (cuda && ranks < 1) throw Error("--measure --backend cuda: no GPU is visible");

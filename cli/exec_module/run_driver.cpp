@@ -13,6 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cli/exec_module/rank_support.h"
 #include "cli/exec_module/run_driver.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
@@ -253,21 +254,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
   checkCommBackends(program, cfg);
   std::unique_ptr<Device> device;
   if (cuda) device = makeCudaDevice(env.localRank);
-  std::unique_ptr<Communicator> comm;
-  if (world == 1 && !cuda) {
-    comm = makeSelfCommunicator();
-  } else {
-    Rendezvous rv;
-    rv.rank = rank;
-    rv.worldSize = world;
-    rv.masterAddr = env.masterAddr;
-    rv.port = env.port;
-    rv.storeIsExternal = env.storeIsExternal;
-    rv.prefix = "braid/" + env.runId;
-    rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeoutSec * 1000));
-    if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
-    comm = cuda ? makeNcclCommunicator(rv, env.localRank) : makeGlooCommunicator(rv);
-  }
+  std::unique_ptr<Communicator> comm = connectRank(env, cuda, cfg.timeoutSec, "braid/");
 
   if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
   CheckOptions co;
@@ -337,29 +324,14 @@ int runCommand(const RunConfig& cfg) {
                 " needs --backend cuda (CPU ops have no device clock or stream capture)");
   std::optional<RankEnv> env = detectRankEnv();
   if (env) {
-    // One rank of a launched job: report errors here and leave at once (a Gloo process group
-    // whose peer is gone could otherwise block in its destructor).
-    int code = 3;
-    try {
-      code = rankMain(cfg, *env);
-    } catch (const ProgramRejected&) {
-      code = 1;
-    } catch (const Error& e) {
-      std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
-      code = 2;
-    } catch (const c10::Error& e) {
-      // ATen's own message, without the C++ backtrace it carries.
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what_without_backtrace() << "\n";
-      code = 3;
-    } catch (const std::exception& e) {
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what() << "\n";
-      code = 3;
-    }
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(code);
+    // One rank of a launched job: report errors here and leave at once.
+    runRankAndExit(*env, [&] {
+      try {
+        return rankMain(cfg, *env);
+      } catch (const ProgramRejected&) {
+        return 1;
+      }
+    });
   }
   int64_t ranks = cfg.ranks;
   if (ranks == 0) {
