@@ -154,8 +154,8 @@ std::string confirmJson(const ConfirmResult& c) {
   j["repeat"] = c.repeat;
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : c.rows) {
-    nlohmann::ordered_json cfg;
-    for (const auto& [k, v] : r.config) cfg[k] = k == "streams" ? nlohmann::ordered_json(std::stoll(v)) : nlohmann::ordered_json(v);
+    nlohmann::ordered_json cfg = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : r.config) cfg[k] = v;  // as tune's own rows write them
     j["rows"].push_back({{"config", cfg},
                          {"predicted_rank", r.predictedRank},
                          {"predicted_us", r.predictedUs},
