@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/exec_module.h"
+#include "cli/measure_options.h"
 #include "cli/sim_target.h"
 #include "ir/error.h"
 #include "sim/calibrate.h"
@@ -43,6 +44,9 @@ int measureAndFit(const CalibrateArgs& a) {
   if (!a.fit && !a.measurements.empty()) throw Error("--measurements needs --fit (without it, -o is the measurement file)");
   MeasureConfig mc = a.mc;
   mc.machine = a.machine;
+  // Bad flags and an unknown machine fail here, before libtorch is loaded (the module plans again
+  // for the world it finds).
+  sim::planMeasurements(loadMachineFor(a.machine.empty() ? "h200" : a.machine, 0, 0), measurePlanOptions(mc, 2, 2));
   std::string stem = a.out.size() > 5 && a.out.substr(a.out.size() - 5) == ".json" ? a.out.substr(0, a.out.size() - 5) : a.out;
   mc.out = !a.fit ? a.out : a.measurements.empty() ? stem + ".measurements.json" : a.measurements;
   int code = measureInExecModule(mc);

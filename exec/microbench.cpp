@@ -454,6 +454,8 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
                               const std::function<void(const std::string&)>& progress) {
   checkMicrobenchPlan(plan, comm.size());
   Bench b(plan, device, comm);
+  if (!plan.overlaps.empty() && !b.deviceClock())
+    throw Error("microbenchmarks: overlap needs a device with streams and a device clock (CUDA)");
   MicrobenchTimes out;
   out.deviceClock = b.deviceClock();
   const size_t total = plan.gemms.size() + plan.copies.size() + plan.collectives.size() + plan.p2p.size() +
@@ -498,8 +500,6 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
     ++done;
     if (progress) progress("[" + std::to_string(done) + "/" + std::to_string(total) + "] host costs (us): " + all);
   }
-  if (!plan.overlaps.empty() && !b.deviceClock())
-    throw Error("microbenchmarks: overlap needs a device with streams and a device clock (CUDA)");
   for (const auto& o : plan.overlaps) {
     out.overlaps.push_back(b.overlap(o));
     const OverlapTimes& t = out.overlaps.back();

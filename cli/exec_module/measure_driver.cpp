@@ -5,6 +5,7 @@
 #include "cli/exec_module/measure_driver.h"
 
 #include "cli/exec_module/rank_support.h"
+#include "cli/measure_options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -42,22 +43,6 @@ std::string gpuName(const Device& d) {
   auto open = s.find('('), close = s.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return s;
   return s.substr(open + 1, close - open - 1);
-}
-
-sim::MeasurePlanOptions planOptions(const MeasureConfig& c, int64_t world, int64_t ranksPerNode) {
-  const bool cuda = c.backend == "cuda";
-  sim::MeasurePlanOptions o;
-  o.quick = c.quick;
-  o.dtypes = sim::parseMeasureDtypes(c.dtypes.empty() ? (cuda ? "bf16,fp16,fp32" : "fp32") : c.dtypes);
-  if (!c.only.empty()) o.parts = sim::parseMeasureParts(c.only);
-  o.minBytes = c.minBytes > 0 ? c.minBytes : 64 * 1024.0;
-  o.maxBytes = c.maxBytes > 0 ? c.maxBytes : cuda ? 1024.0 * 1024 * 1024 : 4.0 * 1024 * 1024;
-  o.maxGemmFlops = c.maxGemmFlops > 0 ? c.maxGemmFlops : cuda ? 4e12 : 1e9;
-  o.world = world;
-  o.ranksPerNode = std::max<int64_t>(1, std::min(world, ranksPerNode));
-  o.streams = cuda;
-  sim::checkMeasurePlanOptions(o);
-  return o;
 }
 
 MicrobenchPlan toBench(const sim::Measurements& m, const MeasureConfig& c, int64_t ranksPerNode) {
@@ -123,7 +108,7 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   const int64_t perNode = ranksPerNode(world, cuda);
   const std::string gpu = cuda ? gpuName(*device) : "CPU (host wall clock, not a GPU)";
   const std::string machineName = cfg.machine.empty() ? presetForGpu(gpu) : cfg.machine;
-  sim::Measurements plan = sim::planMeasurements(sim::loadMachine(machineName), planOptions(cfg, world, perNode));
+  sim::Measurements plan = sim::planMeasurements(sim::loadMachine(machineName), measurePlanOptions(cfg, world, perNode));
   if (rank == 0)
     std::cerr << "braid calibrate --measure: " << plan.size() << " measurements on " << world
               << (world == 1 ? " rank" : " ranks") << " [" << comm->backendName() << ", " << device->description()
@@ -149,8 +134,8 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   out << sim::measurementsToJson(m) << "\n";
   out.close();
   if (!out) throw Error(cfg.out + ": cannot write the measurement file");
-  std::cout << "braid calibrate: wrote " << m.size() << " measurements of " << gpu << " to " << cfg.out << "\n"
-            << std::flush;
+  // On stderr with the progress: stdout is the fit's, under --fit (its --json is one object).
+  std::cerr << "braid calibrate: wrote " << m.size() << " measurements of " << gpu << " to " << cfg.out << "\n";
   return 0;
 }
 
@@ -179,7 +164,7 @@ int measureCommand(const MeasureConfig& cfg) {
     throw Error("braid was built without Gloo: only --ranks 1 measures on CPU");
   // Bad flags and an unknown machine fail here, once, before any rank starts.
   const std::string machine = cfg.machine.empty() ? "h200" : cfg.machine;
-  sim::planMeasurements(sim::loadMachine(machine), planOptions(cfg, ranks, ranksPerNode(ranks, cuda)));
+  sim::planMeasurements(sim::loadMachine(machine), measurePlanOptions(cfg, ranks, ranksPerNode(ranks, cuda)));
   if (ranks == 1) {
     RankEnv local;
     local.launcher = "local";

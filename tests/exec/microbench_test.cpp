@@ -42,13 +42,13 @@ TEST(Microbench, TimesEveryEntryOnTheHostClock) {
   EXPECT_NE(lines[1].find("gemm 2x8x8x8 fp32"), std::string::npos) << lines[1];
 }
 
-TEST(Microbench, OverlapNeedsADeviceClock) {
+TEST(Microbench, OverlapNeedsATeamToOverlapWith) {
   MicrobenchPlan p;
   p.host = false;
   p.overlaps = {{{64, 64, 64, 1, DataType::kFloat}, {CommunicationType::kAllreduce, 1, 64}}};
   std::unique_ptr<Device> dev = makeCpuDevice();
   std::unique_ptr<Communicator> comm = makeSelfCommunicator();
-  // A team of one is refused first (nothing to overlap with); on a world of 2 the CPU clock is.
+  // A team of one has nothing to overlap with (on a world of 2, the CPU's clock is refused next).
   EXPECT_NE(errorOf([&] { runMicrobench(p, *dev, *comm, nullptr); }).find("the team must have 2 to 1 ranks"),
             std::string::npos);
 }

@@ -29,7 +29,7 @@ TEST(MeasureCli, WritesAFileThatLoadsAndFits) {
   auto r = runBraid(std::string("calibrate --measure -o ") + m + " " + kTiny);
   if (withoutTorch(r)) GTEST_SKIP() << "built without libtorch";
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("wrote"), std::string::npos) << r.err;
   sim::Measurements got = sim::readMeasurementsFile(m);
   EXPECT_NE(got.gpu.find("CPU"), std::string::npos) << got.gpu;
   EXPECT_EQ(got.meta.at("clock"), "host wall clock");
@@ -81,30 +81,42 @@ TEST(MeasureCli, MeasuresCollectivesOnTwoRanksAndFitsInOneGo) {
   EXPECT_NE(testing::slurpFile(out).find("braid-machine/1"), std::string::npos);
 }
 
-TEST(MeasureCli, BadFlagsAreRejected) {
-  testing::TempDir dir("braid_measure_cli_");
-  std::string m = dir.file("m.json");
-  struct Case {
-    std::string args, error;
-  };
-  for (const Case& c : std::vector<Case>{
-           {"calibrate --measure --from x.json -o " + m, "--measure and --from contradict"},
-           {"calibrate --measure --backend cpu", "-o is required"},
-           {"calibrate --measure --fit --backend cpu -o " + m, "--fit needs --machine"},
-           {"calibrate --measure --backend cpu --name x -o " + m, "--name needs --fit"},
-           {"calibrate --from x.json --machine h200 -o " + m + " --quick", "--quick needs --measure"},
-           {"calibrate --measure --backend cpu -o " + m + " --dtypes bf16,fp8", "unknown dtype 'fp8'"},
-           {"calibrate --measure --backend cpu -o " + m + " --only gemm,disk", "unknown part 'disk'"},
-           {"calibrate --measure --backend cpu -o " + m + " --min-bytes 1e6 --max-bytes 1e5", "--max-bytes"},
-           {"calibrate --measure --backend cpu -o " + m + " --machine nosuch", "nosuch"},
-           {"calibrate --measure --backend tpu -o " + m, "--backend"},
-           {"calibrate --measure --backend cpu -o " + m + " --reps 0", "--reps"},
-       }) {
+struct BadFlags {
+  std::string args, error;
+};
+
+void expectRefused(const std::vector<BadFlags>& cases) {
+  for (const BadFlags& c : cases) {
     auto r = runBraid(c.args);
-    if (withoutTorch(r)) continue;  // the flags that reach the module cannot be checked there
+    if (withoutTorch(r)) continue;  // the flags the run module checks cannot be checked without it
     EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.error), std::string::npos) << c.args << "\n" << r.err;
   }
+}
+
+TEST(MeasureCli, ContradictoryFlagsAreRefused) {
+  testing::TempDir dir("braid_measure_cli_");
+  std::string m = dir.file("m.json");
+  expectRefused({
+      {"calibrate --measure --from x.json -o " + m, "--measure and --from contradict"},
+      {"calibrate --measure --backend cpu", "-o is required"},
+      {"calibrate --measure --fit --backend cpu -o " + m, "--fit needs --machine"},
+      {"calibrate --measure --backend cpu --name x -o " + m, "--name needs --fit"},
+      {"calibrate --from x.json --machine h200 -o " + m + " --quick", "--quick needs --measure"},
+      {"calibrate --measure --backend tpu -o " + m, "--backend"},
+      {"calibrate --measure --backend cpu -o " + m + " --reps 0", "--reps"},
+  });
+}
+
+TEST(MeasureCli, BadPlansAreRefusedBeforeAnythingRuns) {
+  testing::TempDir dir("braid_measure_cli_");
+  std::string m = dir.file("m.json");
+  expectRefused({
+      {"calibrate --measure --backend cpu -o " + m + " --dtypes bf16,fp8", "unknown dtype 'fp8'"},
+      {"calibrate --measure --backend cpu -o " + m + " --only gemm,disk", "unknown part 'disk'"},
+      {"calibrate --measure --backend cpu -o " + m + " --min-bytes 1e6 --max-bytes 1e5", "--max-bytes"},
+      {"calibrate --measure --backend cpu -o " + m + " --machine nosuch", "nosuch"},
+  });
 }
 
 TEST(TuneConfirm, RunsTheBestAndSerialOnCpuAndComparesThem) {
