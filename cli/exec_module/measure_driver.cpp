@@ -142,11 +142,7 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
 }  // namespace
 
 int measureCommand(const MeasureConfig& cfg) {
-  const bool cuda = cfg.backend == "cuda";
-  if (cfg.backend != "cpu" && !cuda) throw Error("--backend " + cfg.backend + ": expected cpu or cuda");
-  if (cuda && !haveCuda())
-    throw Error("--measure --backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, "
-                "or the CUDA toolkit / NCCL were not found); --backend cpu measures the CPU on the host clock");
+  const bool cuda = checkBackend(cfg.backend, "measures the CPU on the host clock");
   if (cfg.out.empty()) throw Error("-o MEASUREMENTS.json is required: where to write the measurements");
   if (cfg.reps < 1) throw Error("--reps must be at least 1");
   if (cfg.warmup < 0) throw Error("--warmup must be >= 0");
@@ -170,11 +166,7 @@ int measureCommand(const MeasureConfig& cfg) {
     local.launcher = "local";
     return rankMain(cfg, local);
   }
-  SpawnOptions so;
-  so.ranks = ranks;
-  so.timeoutSec = cfg.timeoutSec;
-  so.argv = selfCommandLine();
-  return spawnRanks(so);
+  return spawnRanks({.ranks = ranks, .timeoutSec = cfg.timeoutSec, .argv = selfCommandLine()});
 }
 
 }  // namespace braid::cli

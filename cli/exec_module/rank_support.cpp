@@ -8,9 +8,19 @@
 
 #include <c10/util/Exception.h>
 
+#include "exec/device.h"
 #include "ir/error.h"
 
 namespace braid::cli {
+
+bool checkBackend(const std::string& backend, const std::string& cpuAlternative) {
+  const bool cuda = backend == "cuda";
+  if (backend != "cpu" && !cuda) throw Error("--backend " + backend + ": expected cpu or cuda");
+  if (cuda && !exec::haveCuda())
+    throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
+                "CUDA toolkit / NCCL were not found); --backend cpu " + cpuAlternative);
+  return cuda;
+}
 
 std::unique_ptr<exec::Communicator> connectRank(const exec::RankEnv& env, bool cuda, double timeoutSec,
                                                 const std::string& prefix) {

@@ -12,6 +12,10 @@
 
 namespace braid::cli {
 
+// Checks --backend (cpu or cuda, and cuda only in a CUDA build); returns whether it is cuda.
+// `cpuAlternative` says what --backend cpu does instead ("runs on CPU").
+bool checkBackend(const std::string& backend, const std::string& cpuAlternative);
+
 // The rank's communicator: the self communicator for a lone CPU rank, else Gloo (CPU) or NCCL
 // (cuda, on GPU env.localRank), meeting at the launcher's store under `prefix` + the run id.
 std::unique_ptr<exec::Communicator> connectRank(const exec::RankEnv& env, bool cuda, double timeoutSec,

@@ -312,11 +312,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
 }  // namespace
 
 int runCommand(const RunConfig& cfg) {
-  const bool cuda = cfg.backend == "cuda";
-  if (cfg.backend != "cpu" && !cuda) throw Error("--backend " + cfg.backend + ": expected cpu or cuda");
-  if (cuda && !haveCuda())
-    throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
-                "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
+  const bool cuda = checkBackend(cfg.backend, "runs on CPU");
   if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
   if (!cuda && cfg.backendOverride == "nccl") throw Error("--backend-override nccl needs --backend cuda");
   if (!cuda && (cfg.graph || !cfg.timelineFile.empty() || !cfg.traceFile.empty()))
