@@ -6,11 +6,12 @@
 // none did, 2 on bad input (and when a confirming run fails).
 #include <unistd.h>
 
-#include <iostream>
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,13 @@ int runTune(const TuneArgs& args) {
     co.ranks = applyWorkloadFlags(base.flags, simDefaults()).devices;
     co.target = base.target;
     co.workloadArgs = args.workloadArgs;
+    // braid run's size and dtype defaults are not tune's (sim's): pass on what was simulated.
+    const WorkloadFlags& f = base.flags;
+    const WorkloadParams d = simDefaults();
+    for (auto [name, given, value] : {std::tuple{"--m", f.has(f.m), d.m}, std::tuple{"--k", f.has(f.k), d.k},
+                                      std::tuple{"--n", f.has(f.n), d.n}})
+      if (!given) co.workloadArgs.insert(co.workloadArgs.end(), {name, std::to_string(value)});
+    if (f.dtype.empty()) co.workloadArgs.insert(co.workloadArgs.end(), {"--dtype", std::string(dataTypeName(d.dtype))});
     confirmed = confirmTune(r, co);
   }
   if (base.json) {

@@ -107,7 +107,8 @@ ConfirmResult confirmTune(const sim::TuneResult& r, const ConfirmOptions& o) {
   c.repeat = o.repeat;
   for (size_t i : confirmCandidates(r, o.count)) {
     const sim::SweepOutcome& s = r.ranked[i];
-    auto [code, out] = runSelf(confirmRunArgs(o, s.config));
+    std::vector<std::string> args = confirmRunArgs(o, s.config);
+    auto [code, out] = runSelf(args);
     if (code != 0)
       throw Error("--confirm: braid run of " + sim::configStr(s.config) + " failed (exit " + std::to_string(code) +
                   "):\n" + lastLines(out, 8));
@@ -116,6 +117,8 @@ ConfirmResult confirmTune(const sim::TuneResult& r, const ConfirmOptions& o) {
     row.predictedRank = i + 1;
     row.predictedUs = s.makespanUs;
     row.serial = r.serial && *r.serial == i;
+    row.command = "braid";
+    for (const auto& a : args) row.command += " " + a;
     try {
       row.measuredUs = measuredWallUs(out);
     } catch (const Error& e) {
@@ -161,7 +164,8 @@ std::string confirmJson(const ConfirmResult& c) {
                          {"predicted_us", r.predictedUs},
                          {"measured_us", r.measuredUs},
                          {"error", r.measuredUs > 0 ? (r.predictedUs - r.measuredUs) / r.measuredUs : 0.0},
-                         {"serial", r.serial}});
+                         {"serial", r.serial},
+                         {"command", r.command}});
   }
   const ConfirmRow* b = c.measuredBest();
   j["measured_best"] = b ? nlohmann::ordered_json(sim::configStr(b->config)) : nlohmann::ordered_json(nullptr);

@@ -28,6 +28,7 @@ struct ConfirmRow {
   double predictedUs = 0;
   double measuredUs = 0;     // max over ranks of each rank's median wall time
   bool serial = false;
+  std::string command;       // the braid run command line (after the executable)
 };
 
 struct ConfirmResult {
@@ -55,6 +56,8 @@ double measuredWallUs(const std::string& output);
 ConfirmResult confirmTune(const sim::TuneResult& r, const ConfirmOptions& o);
 
 std::string confirmTable(const ConfirmResult& c);
-std::string confirmJson(const ConfirmResult& c);  // {"backend", "repeat", "rows": [...], "best_confirmed"}
+// {"backend", "repeat", "rows": [{"config", "predicted_rank", "predicted_us", "measured_us",
+//  "error", "serial", "command"}], "measured_best", "best_confirmed"}
+std::string confirmJson(const ConfirmResult& c);
 
 }  // namespace braid::cli

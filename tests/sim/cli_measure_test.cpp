@@ -139,6 +139,10 @@ TEST(TuneConfirm, RunsTheBestAndSerialOnCpuAndComparesThem) {
     EXPECT_GT(row["measured_us"].get<double>(), 0);
     EXPECT_GT(row["predicted_us"].get<double>(), 0);
     serial = serial || row["serial"].get<bool>();
+    // What was simulated is what runs: the sizes given, and sim's dtype (not braid run's default).
+    std::string cmd = row["command"];
+    EXPECT_NE(cmd.find("braid run allreduce --devices 1 --m 64 --k 16 --n 16 --dtype"), std::string::npos) << cmd;
+    EXPECT_NE(cmd.find("--backend cpu --ranks 1 --repeat 2"), std::string::npos) << cmd;
   }
   EXPECT_TRUE(serial);
   EXPECT_TRUE(c["best_confirmed"].is_boolean());
