@@ -19,7 +19,7 @@ struct ConfirmOptions {
   int64_t ranks = 2;             // braid run's --ranks (the workload's devices)
   std::string target;            // the workload
   std::vector<std::string> workloadArgs;  // the workload flags given to tune, as arguments
-  double timeoutSec = 120;       // braid run's --timeout, per configuration
+  int64_t timeoutSec = 120;      // braid run's --timeout, per configuration
 };
 
 struct ConfirmRow {
