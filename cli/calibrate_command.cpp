@@ -97,7 +97,7 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--from", a->from, "measurements of the machine (JSON, docs/CALIBRATION.md)");
       sub.add_option("--machine", a->machine,
                      "base machine whose constants are fitted: a preset (" + presetList() + ") or a machine file");
-      sub.add_option("-o,--output", a->out, "where to write the calibrated machine file");
+      sub.add_option("-o,--output", a->out, "where to write the calibrated machine file (with --measure alone: the measurements)");
       sub.add_option("--name", a->name, "the calibrated machine's name (default: BASE-calibrated)");
       sub.add_flag("--json", a->json, "print the fitted constants and residuals as one JSON object");
       sub.add_flag("--measure", a->measure,
@@ -114,7 +114,7 @@ BRAID_REGISTER_COMMAND(Command{
       only.push_back(sub.add_option("--ranks", m.ranks, "ranks to start (default: every visible GPU; cpu: 1); "
                                                          "ignored under torchrun / mpirun")
                          ->check(CLI::Range(int64_t{1}, int64_t{128})));
-      only.push_back(sub.add_flag("--quick", m.quick, "fewer shapes and sizes (about a minute on GPUs)"));
+      only.push_back(sub.add_flag("--quick", m.quick, "fewer shapes and sizes: knots only, sizes in steps of x4 (about half the default's time)"));
       only.push_back(sub.add_option("--reps", m.reps, "timed runs per measurement, the median is kept (default 10)")
                          ->check(CLI::Range(int64_t{1}, int64_t{100000})));
       only.push_back(sub.add_option("--warmup", m.warmup, "untimed runs before them (default 3)")
