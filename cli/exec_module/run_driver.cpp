@@ -13,6 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cli/exec_module/rank_support.h"
 #include "cli/exec_module/run_driver.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
@@ -301,25 +302,11 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
                 ": run with --ranks " + std::to_string(prep.devices));
 
   checkCommBackends(program, cfg);
+  // A sweep keeps the device and the communicators of its first program (st).
   std::unique_ptr<Device>& device = st.device;
   std::unique_ptr<Communicator>& comm = st.comm;
   if (cuda && !device) device = makeCudaDevice(env.localRank);
-  if (comm) {
-    // created by an earlier program of the sweep
-  } else if (world == 1 && !cuda) {
-    comm = makeSelfCommunicator();
-  } else {
-    Rendezvous rv;
-    rv.rank = rank;
-    rv.worldSize = world;
-    rv.masterAddr = env.masterAddr;
-    rv.port = env.port;
-    rv.storeIsExternal = env.storeIsExternal;
-    rv.prefix = "braid/" + env.runId;
-    rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeoutSec * 1000));
-    if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
-    comm = cuda ? makeNcclCommunicator(rv, env.localRank) : makeGlooCommunicator(rv);
-  }
+  if (!comm) comm = connectRank(env, cuda, cfg.timeoutSec, "braid/");
 
   if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
   CheckOptions co;
@@ -378,11 +365,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
 }  // namespace
 
 int runCommand(const RunConfig& cfg) {
-  const bool cuda = cfg.backend == "cuda";
-  if (cfg.backend != "cpu" && !cuda) throw Error("--backend " + cfg.backend + ": expected cpu or cuda");
-  if (cuda && !haveCuda())
-    throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
-                "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
+  const bool cuda = checkBackend(cfg.backend, "runs on CPU");
   if (!cfg.sweep.empty() && isFile(cfg.target))
     throw Error("--sweep-streams / --sweep-protocols lower a workload for each configuration; " + cfg.target +
                 " is a file");
@@ -400,29 +383,14 @@ int runCommand(const RunConfig& cfg) {
                 " needs --backend cuda (CPU ops have no device clock or stream capture)");
   std::optional<RankEnv> env = detectRankEnv();
   if (env) {
-    // One rank of a launched job: report errors here and leave at once (a Gloo process group
-    // whose peer is gone could otherwise block in its destructor).
-    int code = 3;
-    try {
-      code = rankMain(cfg, *env);
-    } catch (const ProgramRejected&) {
-      code = 1;
-    } catch (const Error& e) {
-      std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
-      code = 2;
-    } catch (const c10::Error& e) {
-      // ATen's own message, without the C++ backtrace it carries.
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what_without_backtrace() << "\n";
-      code = 3;
-    } catch (const std::exception& e) {
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what() << "\n";
-      code = 3;
-    }
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(code);
+    // One rank of a launched job: report errors here and leave at once.
+    runRankAndExit(*env, [&] {
+      try {
+        return rankMain(cfg, *env);
+      } catch (const ProgramRejected&) {
+        return 1;
+      }
+    });
   }
   int64_t ranks = cfg.ranks;
   if (ranks == 0) {
