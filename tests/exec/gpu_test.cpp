@@ -53,6 +53,19 @@ TEST(GpuCli, GraphAndTimelineNeedTheCudaBackend) {
   }
 }
 
+TEST(GpuCli, TimelineRunMustNameATimedRunOfARecordedTimeline) {
+  const std::string run = "run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run ";
+  const std::pair<std::string, std::string> refused[] = {
+      {"1", "--timeline-run needs --timeline or --trace"},
+      {"3 --timeline t.json", "--timeline-run 3 names a timed run, but --repeat is 2"},
+      {"1 --trace t.json --graph", "nothing is timed inside a --graph replay"}};
+  for (const auto& [flags, message] : refused) {
+    Cli r = runCli(run + flags);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_TRUE(contains(r.out, message)) << r.out;
+  }
+}
+
 #ifndef BRAID_WITH_CUDA
 TEST(GpuCli, CudaBackendSaysTheBuildHasNoCuda) {
   Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --backend cuda");
@@ -202,6 +215,37 @@ TEST(GpuCli, RunsOnOneGpuWithTimelineTraceGraphAndRepeat) {
   r = runCli("run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --graph --repeat 3");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "timing (CUDA graph replay, 3 runs")) << r.out;
+}
+
+// The timeline of a warm timed run: a run of its own (the checked run's ops are not kept), whose
+// ops start after that run's start event.
+TEST(GpuCli, TimelineOfATimedRun) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string cold = dir.path() + "/cold.json", warm = dir.path() + "/warm.json";
+  const std::string base = "run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --repeat 3";
+  Cli r = runCli(base + " --timeline " + cold);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runCli(base + " --timeline-run 3 --timeline " + warm);
+  ASSERT_EQ(r.code, 0) << r.out;
+  Timeline c = readTimelineFile(cold), w = readTimelineFile(warm);
+  EXPECT_EQ(w.ops.size(), c.ops.size());
+  for (const auto& op : w.ops) EXPECT_GE(op.startUs, 0) << op.name;
+}
+
+// A sweep on the GPU: one device and NCCL set-up for all, a timeline per configuration.
+TEST(GpuCli, SweepWritesATimelinePerConfiguration) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string tl = dir.path() + "/t.json";
+  Cli r = runCli("run matmul_ar --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --dtype bf16 "
+                 "--sweep-streams 1,2 --sweep-protocols A,B --repeat 2 --timeline-run 2 --timeline " + tl);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* c : {"S1A", "S1B", "S2A", "S2B"}) {
+    Timeline t = readTimelineFile(dir.path() + "/t." + c + ".json");
+    EXPECT_FALSE(t.ops.empty()) << c;
+  }
+  EXPECT_TRUE(contains(r.out, "timing [streams=2 protocol=B] (interpreted, 2 runs")) << r.out;
 }
 
 // `braid lower NAME` with every backend=NCCL replaced (all, or only the first statement's).
