@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
 # Every test, as CI runs it (.ci/run calls this; README "Set up" shows it): installs what is
-# missing, builds everything in build/ and runs the whole suite. Exits non-zero on the first failure.
-# Opt-in, not yet part of CI (docs/FUZZING.md says why): BRAID_TEST_SANITIZE=1 builds with
-# AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ instead (a report aborts the test
-# that triggered it); FUZZ_SECONDS=N then fuzzes each target N seconds (needs clang).
+# missing, builds everything once and runs the whole suite, then a short fuzz run. Exits non-zero
+# on the first failure.
+#
+# Default: one clang build in build-asan/ that is both sanitized (AddressSanitizer +
+# UndefinedBehaviorSanitizer: a report aborts the test that triggered it) and instrumented for
+# libFuzzer (-DBRAID_FUZZ=ON), so the same build runs the suite and then every fuzz target for
+# FUZZ_SECONDS each (default 12: a minute in all; 0 skips). docs/FUZZING.md has the timings.
+# BRAID_TEST_PLAIN=1: the plain build in build/ (the default compiler, no instrumentation, no
+# fuzzing unless FUZZ_SECONDS is set, which then builds build-fuzz/ as scripts/fuzz.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-sanitize=${BRAID_TEST_SANITIZE:-0}
-if ((sanitize)); then
-  build=${BUILD_DIR:-build-asan}
-  cmake -S . -B "$build" -G Ninja -DBRAID_SANITIZE=ON "${launcher[@]}"
-else
+if ((${BRAID_TEST_PLAIN:-0})); then
   build=${BUILD_DIR:-build}
   cmake -S . -B "$build" -G Ninja "${launcher[@]}"
+  seconds=${FUZZ_SECONDS:-0}
+else
+  build=${BUILD_DIR:-build-asan}
+  # -O1 and line tables only: about a quarter less compile time than -O2 -g, with every
+  # sanitizer report still symbolized to file and line.
+  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DBRAID_FUZZ=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+    "${launcher[@]}"
+  seconds=${FUZZ_SECONDS:-12}
+  export FUZZ_BUILD_DIR=$build FUZZ_NO_BUILD=1
 fi
 cmake --build "$build" -j2
 # Sanitizer settings for every test process (docs/FUZZING.md, "Sanitizers"): stop at the first
@@ -26,11 +37,6 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 ctest --test-dir "$build" --output-on-failure -j2
 
-seconds=${FUZZ_SECONDS:-0}
 if ((seconds > 0)); then
-  if command -v clang++ >/dev/null; then
-    ./scripts/fuzz.sh "$seconds"
-  else
-    echo "test-all: clang++ not found, fuzzing skipped (apt-get install clang)"
-  fi
+  ./scripts/fuzz.sh "$seconds"
 fi
