@@ -32,7 +32,7 @@ std::string Token::describe() const {
   }
 }
 
-std::vector<Token> tokenize(std::string_view text, const std::string& file) {
+std::vector<Token> tokenize(std::string_view text, const std::string& file, size_t maxTokens) {
   std::vector<Token> out;
   int line = 1;
   size_t line_start = 0;
@@ -43,6 +43,10 @@ std::vector<Token> tokenize(std::string_view text, const std::string& file) {
     throw ParseError(SourceLoc{file, 1, 1}, "the text has " + std::to_string(n) + " bytes, more than braid reads");
   if (text.substr(0, 3) == "\xEF\xBB\xBF") i = line_start = 3;  // a UTF-8 byte order mark
   auto push = [&](TokenKind kind, size_t begin, size_t end) {
+    if (out.size() >= maxTokens)
+      throw ParseError(SourceLoc{file, line, static_cast<int>(begin - line_start) + 1},
+                       "more than " + std::to_string(maxTokens) + " tokens (braid's limit on one file: " +
+                           std::to_string(maxTokens * sizeof(Token) >> 20) + " MiB of memory for them)");
     Token t;
     t.kind = kind;
     t.text = text.substr(begin, end - begin);

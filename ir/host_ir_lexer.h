@@ -44,11 +44,18 @@ struct Token {
   std::string describe() const;
 };
 
+// The most tokens one text may have: 2^26 (2 GiB of tokens), one per 4 bytes of the largest input
+// file (ir/input_file.h). braid's own output has about one token per 4 bytes (a lowered 8192-rank
+// program: 21 M tokens in 87 MB); a file of `,,,,` has one per byte and is refused here, with a
+// location, instead of taking 32 bytes of memory per byte.
+inline constexpr size_t kMaxTokens = size_t{1} << 26;
+
 // Splits `text` into tokens; comments (`// ...` other than `// braid:`) are dropped. A printable
 // character that starts no token becomes a kOther token (the text of a kernel braid keeps
 // verbatim may hold any), which TokenStream refuses wherever the grammar looks at it; a control
-// character throws ParseError. Texts of 4 GiB or more are refused (offsets are 32-bit).
-std::vector<Token> tokenize(std::string_view text, const std::string& file);
+// character throws ParseError. Texts of 4 GiB or more, or of more than `maxTokens` tokens, are
+// refused (ParseError).
+std::vector<Token> tokenize(std::string_view text, const std::string& file, size_t maxTokens = kMaxTokens);
 
 // A cursor over tokens with the helpers every parser of this format needs.
 class TokenStream {
