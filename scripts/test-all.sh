@@ -1,25 +1,21 @@
 #!/usr/bin/env bash
 # Every test, as CI runs it (.ci/run calls this; README "Set up" shows it): installs what is
-# missing, builds everything once and runs the whole suite, then a short fuzz run. Exits non-zero
-# on the first failure.
+# missing, builds everything once and runs the whole suite. Exits non-zero on the first failure.
 #
-# Default: one clang build in build-asan/ that is both sanitized (AddressSanitizer +
+# Default: the plain build in build/ (the default compiler, no instrumentation).
+# BRAID_TEST_SANITIZE=1: one clang build in build-asan/ that is both sanitized (AddressSanitizer +
 # UndefinedBehaviorSanitizer: a report aborts the test that triggered it) and instrumented for
 # libFuzzer (-DBRAID_FUZZ=ON), so the same build runs the suite and then every fuzz target for
-# FUZZ_SECONDS each (default 12: a minute in all; 0 skips). docs/FUZZING.md has the timings.
-# BRAID_TEST_PLAIN=1: the plain build in build/ (the default compiler, no instrumentation, no
-# fuzzing unless FUZZ_SECONDS is set, which then builds build-fuzz/ as scripts/fuzz.sh does).
+# FUZZ_SECONDS each (default 12 there: a minute in all; 0 skips). Not yet CI's default: it has not
+# been timed to the end on CI's two cores (docs/FUZZING.md, "Sanitizers").
+# FUZZ_SECONDS=N with the plain build fuzzes too, building build-fuzz/ as scripts/fuzz.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-if ((${BRAID_TEST_PLAIN:-0})); then
-  build=${BUILD_DIR:-build}
-  cmake -S . -B "$build" -G Ninja "${launcher[@]}"
-  seconds=${FUZZ_SECONDS:-0}
-else
+if ((${BRAID_TEST_SANITIZE:-0})); then
   build=${BUILD_DIR:-build-asan}
   # -O1 and line tables only: about a quarter less compile time than -O2 -g, with every
   # sanitizer report still symbolized to file and line.
@@ -28,6 +24,10 @@ else
     "${launcher[@]}"
   seconds=${FUZZ_SECONDS:-12}
   export FUZZ_BUILD_DIR=$build FUZZ_NO_BUILD=1
+else
+  build=${BUILD_DIR:-build}
+  cmake -S . -B "$build" -G Ninja "${launcher[@]}"
+  seconds=${FUZZ_SECONDS:-0}
 fi
 cmake --build "$build" -j2
 # Sanitizer settings for every test process (docs/FUZZING.md, "Sanitizers"): stop at the first
