@@ -23,6 +23,10 @@ namespace braid::cli {
 #ifndef BRAID_EXEC_MODULE_NAME
 
 int runInExecModule(const RunConfig&) { throw Error(kBuiltWithoutTorchMessage); }
+int measureInExecModule(const MeasureConfig&) {
+  throw Error("braid was built without libtorch: `braid calibrate --measure` is not available (install "
+              "libtorch-dev, or point CMAKE_PREFIX_PATH at an installed PyTorch, and reconfigure)");
+}
 
 #else
 
@@ -40,7 +44,8 @@ std::vector<std::string> candidatePaths() {
 
 }  // namespace
 
-int runInExecModule(const RunConfig& config) {
+// The module's entry point `name` (the module is loaded once and never unloaded).
+static void* moduleEntry(const char* name) {
   std::vector<std::string> paths = candidatePaths();
   const bool overridden = paths.size() == 1;
   std::string looked;
@@ -60,16 +65,26 @@ int runInExecModule(const RunConfig& config) {
                   (why ? why : "unknown error"));
     }
     // Never dlclose()d: libtorch does not support being unloaded.
-    auto entry = reinterpret_cast<ExecModuleEntry>(::dlsym(handle, kExecModuleEntry));
+    void* entry = ::dlsym(handle, name);
     if (!entry) {
       const char* why = ::dlerror();
-      throw Error(path + " is not braid's run module: " + (why ? why : std::string("no ") + kExecModuleEntry));
+      throw Error(path + " is not braid's run module: " + (why ? why : std::string("no ") + name));
     }
-    return entry(&config, sizeof config, BRAID_VERSION);
+    return entry;
   }
   throw Error(std::string("cannot find " BRAID_EXEC_MODULE_NAME ", the module that runs programs with libtorch; looked "
                           "for ") +
               looked + " (build the braid_exec_cli target, or set " + kExecModuleEnv + " to its path)");
+}
+
+int runInExecModule(const RunConfig& config) {
+  auto entry = reinterpret_cast<ExecModuleEntry>(moduleEntry(kExecModuleEntry));
+  return entry(&config, sizeof config, BRAID_VERSION);
+}
+
+int measureInExecModule(const MeasureConfig& config) {
+  auto entry = reinterpret_cast<MeasureModuleEntry>(moduleEntry(kMeasureModuleEntry));
+  return entry(&config, sizeof config, BRAID_VERSION);
 }
 
 #endif  // BRAID_EXEC_MODULE_NAME

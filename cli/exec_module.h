@@ -8,6 +8,7 @@
 
 #include <cstddef>
 
+#include "cli/measure_config.h"
 #include "cli/run_config.h"
 
 namespace braid::cli {
@@ -17,11 +18,16 @@ namespace braid::cli {
 // config_size and version guard against a module from another build of braid.
 using ExecModuleEntry = int (*)(const RunConfig* config, std::size_t config_size, const char* version);
 inline constexpr const char* kExecModuleEntry = "braid_exec_run";
+// `braid calibrate --measure`'s entry point, alike: runs cli::measureCommand(*config).
+using MeasureModuleEntry = int (*)(const MeasureConfig* config, std::size_t config_size, const char* version);
+inline constexpr const char* kMeasureModuleEntry = "braid_exec_measure";
 // Set to the module's path, it overrides where `braid run` looks for it.
 inline constexpr const char* kExecModuleEnv = "BRAID_EXEC_MODULE";
 
 // Loads the module and runs `braid run` in it. Throws braid::Error when the module cannot be
 // found or loaded, or when braid was built without libtorch.
 int runInExecModule(const RunConfig& config);
+// Loads the module and runs `braid calibrate --measure` in it (errors as runInExecModule).
+int measureInExecModule(const MeasureConfig& config);
 
 }  // namespace braid::cli

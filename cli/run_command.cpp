@@ -19,6 +19,8 @@ struct RunArgs {
   std::vector<std::string> inputs;
   WorkloadFlags flags;
   BudgetFlags budget;
+  std::vector<int64_t> sweepStreams;
+  std::vector<std::string> sweepProtocols;
   bool no_check = false;
   bool check = false;
   double tol = -1;
@@ -43,14 +45,27 @@ BRAID_REGISTER_COMMAND(Command{
           ->default_val("cpu")
           ->check(CLI::IsMember({"cpu", "cuda"}));
       sub.add_option("--backend-override", c.backendOverride,
-                     "run every communication on this transport whatever its backend= says: nccl (--backend "
-                     "cuda) or gloo (--backend cpu)")
-          ->check(CLI::IsMember({"nccl", "gloo"}));
+                     "run every communication on this transport whatever its backend= says: nccl or cuda "
+                     "(the copy engines over CUDA IPC; both --backend cuda), or gloo (--backend cpu)")
+          ->check(CLI::IsMember({"nccl", "cuda", "gloo"}));
       sub.add_option("--timeline", c.timelineFile,
                      "write the measured timeline (per-op CUDA events, every rank) as JSON (docs/TIMELINE.md)");
       sub.add_option("--trace", c.traceFile, "write the measured timeline as a Chrome / Perfetto trace");
       sub.add_option("--repeat", c.repeat, "timed runs after the checked one; prints host and wall times")
           ->check(CLI::Range(int64_t{0}, int64_t{100000}));
+      sub.add_option("--timeline-run", c.timelineRun,
+                     "record the timeline (--timeline / --trace) of the K-th of the --repeat timed runs instead "
+                     "of the checked run, which is cold (default 0: the checked run)")
+          ->check(CLI::Range(int64_t{0}, int64_t{100000}));
+      sub.add_option("--sweep-streams", a->sweepStreams,
+                     "run the workload with each of these stream counts in turn, in the same processes "
+                     "(e.g. 1,2,4,8; each prints its own timing line, tagged, and writes its own timeline)")
+          ->delimiter(',')
+          ->check(CLI::Range(int64_t{1}, int64_t{8192}));
+      sub.add_option("--sweep-protocols", a->sweepProtocols,
+                     "with each of these stream protocols (e.g. A,B,C), crossed with --sweep-streams")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"A", "B", "C"}));
       sub.add_flag("--graph", c.graph,
                    "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
                    "outputs are checked");
@@ -93,7 +108,25 @@ BRAID_REGISTER_COMMAND(Command{
         c.bindings = parseBindings(a->binds);
         for (const auto& s : a->inputs) c.inputFiles.push_back(splitAssign(s, "--input"));
         const WorkloadFlags& f = a->flags;
-        c.params = applyWorkloadFlags(f, c.params);
+        const WorkloadParams base = c.params;
+        c.params = applyWorkloadFlags(f, base);
+        if (!a->sweepStreams.empty() && f.has(f.streams))
+          throw Error("--streams and --sweep-streams contradict each other");
+        if (!a->sweepProtocols.empty() && !f.protocol.empty())
+          throw Error("--protocol and --sweep-protocols contradict each other");
+        if (!a->sweepStreams.empty() || !a->sweepProtocols.empty()) {
+          std::vector<int64_t> streams = a->sweepStreams;
+          if (streams.empty()) streams.push_back(c.params.streams);
+          std::vector<std::string> protocols = a->sweepProtocols;
+          if (protocols.empty()) protocols.push_back(f.protocol);  // empty: the workload's default
+          for (int64_t s : streams)
+            for (const std::string& p : protocols) {
+              WorkloadFlags g = f;
+              g.streams = s;
+              g.protocol = p;
+              c.sweep.push_back(applyWorkloadFlags(g, base));
+            }
+        }
         c.devicesSet = f.has(f.devices);
         if (f.has(f.streams)) c.streams = f.streams;
         if (c.timeoutSec <= 0) throw Error("--timeout must be positive");

@@ -32,12 +32,16 @@ struct RunConfig {
   std::optional<double> tolerance; // --tol: overrides the per-dtype tolerance
   bool verbose = false;
   bool unsafe = false;             // --unsafe: run a program that `braid verify` rejects
-  std::string backendOverride;     // --backend-override nccl|gloo: the transport for every communication
+  std::string backendOverride;     // --backend-override nccl|cuda|gloo: the transport for every communication
   std::string timelineFile;        // --timeline FILE: measured timeline (CUDA), docs/TIMELINE.md
   std::string traceFile;           // --trace FILE: the same as a Chrome / Perfetto trace
   int64_t repeat = 0;              // --repeat N: timed runs after the checked one
+  int64_t timelineRun = 0;         // --timeline-run K: the timeline of the K-th timed run (0: the checked one)
   bool graph = false;              // --graph: capture once as a CUDA graph, replay
   bool poison = true;              // --no-poison: leave fresh buffers uninitialized (benchmarks)
+  // --sweep-streams / --sweep-protocols: run each of these workload configurations in turn in the
+  // same processes (one device and communicator set-up for all); empty: just `params`.
+  std::vector<WorkloadParams> sweep;
   int64_t maxEvents = 0;           // --max-events (0: from the memory budget)
   int64_t maxMemoryBytes = 0;      // --max-memory (0: half the machine's memory)
 };

@@ -1,15 +1,23 @@
 // `braid tune WORKLOAD --machine M [--streams 1,2,4,8] [--protocols A,B,C]
 // [--pipelines collective,p2p] [--top K] [--json]`: simulate every lowering of the workload over
-// those choices in parallel and rank them against serial (one chunk) (docs/TUNE.md). Exit 0 when
-// some configuration simulated, 1 when none did, 2 on bad input.
+// those choices in parallel and rank them against serial (one chunk) (docs/TUNE.md). With
+// `--confirm N [--backend cuda|cpu] [--repeat R]`, then run the N best and the serial one with
+// `braid run` and compare (cli/tune_confirm.h). Exit 0 when some configuration simulated, 1 when
+// none did, 2 on bad input (and when a confirming run fails).
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/sim_target.h"
+#include "cli/tune_confirm.h"
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
 #include "sim/tune.h"
@@ -23,6 +31,10 @@ struct TuneArgs {
   std::string protocols = "A,B,C";
   std::string pipelines = "collective,p2p";
   int64_t top = 10;
+  int64_t confirm = 0;  // --confirm N: run the N best with braid run
+  std::string backend = "cuda";
+  int64_t repeat = 10;
+  std::vector<std::string> workloadArgs;  // the workload flags given, for braid run
 };
 
 std::vector<std::string> splitList(const std::string& flag, const std::string& s) {
@@ -64,6 +76,7 @@ int runTune(const TuneArgs& args) {
                   "`braid sim FILE --sweep streams=1,2,4,8`");
   }
   if (args.top <= 0) throw Error("--top must be positive, got " + std::to_string(args.top));
+  if (args.confirm < 0) throw Error("--confirm must be positive, got " + std::to_string(args.confirm));
   std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(spaceOf(args));
   sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
 
@@ -104,8 +117,32 @@ int runTune(const TuneArgs& args) {
   auto outcomes = sim::runSweep(distinct, one, 0, tty ? std::function<void(size_t, size_t)>(drawProgress) : nullptr);
   sim::TuneResult r = sim::rankTune(std::move(outcomes));
   size_t top = static_cast<size_t>(args.top);
+  std::optional<ConfirmResult> confirmed;
+  if (args.confirm > 0 && !r.ranked.empty() && r.ranked.front().ok()) {
+    ConfirmOptions co;
+    co.count = args.confirm;
+    co.backend = args.backend;
+    co.repeat = args.repeat;
+    co.ranks = applyWorkloadFlags(base.flags, simDefaults()).devices;
+    co.target = base.target;
+    co.workloadArgs = args.workloadArgs;
+    // braid run's size and dtype defaults are not tune's (sim's): pass on what was simulated.
+    const WorkloadFlags& f = base.flags;
+    const WorkloadParams d = simDefaults();
+    for (auto [name, given, value] : {std::tuple{"--m", f.has(f.m), d.m}, std::tuple{"--k", f.has(f.k), d.k},
+                                      std::tuple{"--n", f.has(f.n), d.n}})
+      if (!given) co.workloadArgs.insert(co.workloadArgs.end(), {name, std::to_string(value)});
+    if (f.dtype.empty()) co.workloadArgs.insert(co.workloadArgs.end(), {"--dtype", std::string(dataTypeName(d.dtype))});
+    confirmed = confirmTune(r, co);
+  }
   if (base.json) {
-    std::cout << sim::tuneJson(r, top) << "\n";
+    if (!confirmed) {
+      std::cout << sim::tuneJson(r, top) << "\n";
+    } else {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(sim::tuneJson(r, top));
+      j["confirm"] = nlohmann::ordered_json::parse(confirmJson(*confirmed));
+      std::cout << j.dump() << "\n";
+    }
   } else {
     std::cout << "braid tune: " << base.target << " on " << machine.name << " (" << machine.gpu.model << "), "
               << candidates.size() << " candidates, " << distinct.size() << " distinct programs simulated\n"
@@ -114,6 +151,7 @@ int runTune(const TuneArgs& args) {
       std::cout << "not listed (the workload lowers them to the same program as a listed one):\n";
       for (const auto& [c, as] : same) std::cout << "  " << c << "  =  " << as << "\n";
     }
+    if (confirmed) std::cout << confirmTable(*confirmed);
   }
   return !r.ranked.empty() && r.ranked.front().ok() ? 0 : 1;
 }
@@ -127,14 +165,42 @@ BRAID_REGISTER_COMMAND(Command{
       addMachineFlags(sub, s);
       sub.add_flag("--json", s.json, "print the ranking as one JSON object");
       sub.add_flag("--no-fold", s.noFold, "simulate every rank even when ranks provably do the same work");
+      std::vector<CLI::Option*> before = sub.get_options();
       addWorkloadFlags(sub, s.flags, simDefaults());
       // What tune searches replaces the single-valued workload flags.
       for (const char* searched : {"--streams", "--protocol", "--pipeline"}) sub.remove_option(sub.get_option(searched));
+      // The workload flags, which --confirm passes on to braid run as given.
+      std::vector<CLI::Option*> workload;
+      for (CLI::Option* o : sub.get_options())
+        if (std::find(before.begin(), before.end(), o) == before.end()) workload.push_back(o);
       sub.add_option("--streams,-s", args->streams, "stream counts (= chunks) to try, comma-separated (default 1,2,4,8; 1 is always tried)");
       sub.add_option("--protocols", args->protocols, "stream protocols to try: A, B, C (default A,B,C)");
       sub.add_option("--pipelines", args->pipelines, "pipeline kinds to try: collective, p2p (default collective,p2p)");
       sub.add_option("--top", args->top, "show the K fastest configurations (default 10)");
-      return [args] { return runTune(*args); };
+      CLI::Option* confirm = sub.add_option(
+          "--confirm", args->confirm,
+          "then run the N best configurations and the serial one with `braid run --repeat R --no-check` and "
+          "compare measured with predicted times");
+      CLI::Option* backend = sub.add_option("--backend", args->backend, "with --confirm: braid run's backend, cuda (default) or cpu")
+                                 ->check(CLI::IsMember({"cpu", "cuda"}));
+      CLI::Option* repeat = sub.add_option("--repeat", args->repeat, "with --confirm: timed runs per configuration (default 10)")
+                                ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+      return [args, workload, confirm, backend, repeat] {
+        if (!confirm->count() && (backend->count() || repeat->count()))
+          throw Error(std::string(backend->count() ? "--backend" : "--repeat") + " needs --confirm");
+        for (CLI::Option* o : workload) {
+          if (!o->count()) continue;
+          if (o->get_expected_min() == 0) {  // a flag
+            args->workloadArgs.push_back(o->get_name());
+            continue;
+          }
+          for (const auto& v : o->results()) {
+            args->workloadArgs.push_back(o->get_name());
+            args->workloadArgs.push_back(v);
+          }
+        }
+        return runTune(*args);
+      };
     },
     "search stream counts, protocols and pipeline kinds of a workload by simulation and rank them"});
 

@@ -137,19 +137,28 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
   Evaluator ev(program, comm, eo);
   CheckResult result;
   const bool timeline = opt.timeline && opt.device;
-  if (timeline) {
-    comm.barrier();  // the ranks' start events then agree to within the barrier's skew
+  if (opt.timelineRun < 0 || opt.timelineRun > opt.repeat)
+    throw Error("the timeline's run " + std::to_string(opt.timelineRun) + " is not one of the " +
+                std::to_string(opt.repeat) + " timed runs (0 is the checked run)");
+  if (opt.timelineRun > 0 && opt.graph) throw Error("a timed run's timeline cannot be recorded inside a CUDA graph");
+  // Every timed run starts after a barrier, so the ranks' start events agree to within its skew.
+  auto startTiming = [&] {
     opt.device->setTiming(true);
     comm.setTiming(true);
+  };
+  auto stopTiming = [&] {
+    result.timeline = measuredTimeline(ev.timed(), opt.device->spans(), rank);
+    opt.device->setTiming(false);
+    comm.setTiming(false);
+  };
+  if (timeline && opt.timelineRun == 0) {
+    comm.barrier();
+    startTiming();
   }
   if (opt.current) *opt.current = &ev;
   std::vector<at::Tensor> outs = ev.run(local_inputs);
   if (opt.current) *opt.current = nullptr;
-  if (timeline) {
-    result.timeline = measuredTimeline(ev.timed(), opt.device->spans(), rank);
-    opt.device->setTiming(false);
-    comm.setTiming(false);
-  }
+  if (timeline && opt.timelineRun == 0) stopTiming();
   Bindings scalars = ev.scalars();
   result.timings.statements = ev.executedStatements();
   using Clock = std::chrono::steady_clock;
@@ -174,10 +183,13 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     }
   } else {
     for (int64_t i = 0; i < opt.repeat; ++i) {
+      const bool timed = timeline && opt.timelineRun == i + 1;
       comm.barrier();
+      if (timed) startTiming();
       auto t0 = Clock::now();
       ev.run(local_inputs);
       auto t2 = Clock::now();
+      if (timed) stopTiming();
       result.timings.issueUs.push_back(ev.lastIssueUs());
       result.timings.wallUs.push_back(us(t0, t2));
     }

@@ -33,8 +33,12 @@ struct CheckOptions {
   std::atomic<Evaluator*>* current = nullptr;  // set while the evaluator runs (watchdogs)
   Device* device = nullptr;  // where the rank runs (null: CPU); inputs are moved there
   bool poison = true;        // NaN-fill fresh buffers (EvalOptions::poison)
-  bool timeline = false;     // time every statement of the checked run (Device::setTiming)
+  bool timeline = false;     // time every statement of one run (Device::setTiming)
   int64_t repeat = 0;        // timed runs after the checked one (CheckResult::timings)
+  // Which run `timeline` records: 0 the checked run (cold: it creates communicators and library
+  // handles), K in [1, repeat] the K-th timed run (warm, what benchmarks compare with a model).
+  // Not with `graph` (nothing is timed inside a replay).
+  int64_t timelineRun = 0;
   // CUDA graph: after one interpreted run (which creates communicators and library handles),
   // capture the program once and replay it; the outputs checked are the replay's.
   bool graph = false;

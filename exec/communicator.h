@@ -1,7 +1,7 @@
 // Communicator: the collectives and point-to-point transfers a host program's Communication,
 // P2PCommunication and StartCoalescing/EndCoalescing statements need, over at::Tensor buffers.
 // Backends: Gloo over c10d (CPU, any number of processes), "self" (one rank, no transport); the
-// CUDA build's NCCL backend implements the same interface.
+// CUDA build's NCCL and copy-engine (CUDA IPC) backends implement the same interface.
 //
 // Conventions every backend follows (they are the evaluator's contract, see docs/EXEC.md):
 // - Ranks are world ranks (= the device ids of braid's meshes). A `team` lists world ranks in
@@ -16,8 +16,11 @@
 // - StartCoalescing / EndCoalescing bracket a group of send/recv (ncclGroupStart/End): posting
 //   inside a group does not block on the peer; EndCoalescing returns one Work for the group.
 // - Reductions: sum, max, min. Types the transport lacks (bfloat16 on Gloo) go through float32.
+// - Sizes follow sem::communicationSizeProblem (ir/semantics/communication_rules.h); the caller
+//   (the evaluator) checks that one rule before posting, so backends check only what is theirs
+//   (a buffer on the wrong device, a type the transport lacks, a peer it cannot reach).
 //
-// Streams: the NCCL backend enqueues on the caller's current CUDA stream and its Work::wait makes
+// Streams: the NCCL and copy-engine backends enqueues on the caller's current CUDA stream and its Work::wait makes
 // the current stream wait; the CPU backends have no streams (waits block the host thread).
 #pragma once
 
@@ -29,6 +32,10 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+
+namespace braid {
+enum class CommBackend;  // ir/host_ir.h: the `backend=` of a communication statement
+}
 
 namespace braid::exec {
 
@@ -88,6 +95,10 @@ class Communicator {
   // The statement the next operations belong to ("ag.hir:12: Communication 41 (Allgather)"), for
   // error and timeout reports of operations that fail later, on the device.
   virtual void setContext(const std::string&) {}
+  // The `backend=` of the statement the next operations belong to. A single-transport
+  // communicator ignores it; the CUDA backend's router (makeBackendRouter) sends the operations
+  // to the communicator of that backend.
+  virtual void useBackend(CommBackend) {}
   // Blocks the host until every posted operation completed. The CUDA backends poll for errors
   // and give up after the timeout (aborting their communicators); the CPU ones have nothing left.
   virtual void drain() {}
@@ -122,5 +133,10 @@ bool haveNccl();
 // communicator per team, created when a member first uses it from a unique id shared through
 // the rendezvous store; a world of one rank needs no store. Buffers must be on that device.
 std::unique_ptr<Communicator> makeNcclCommunicator(const Rendezvous& rv, int64_t deviceIndex);
+
+// The copy-engine backend (`backend=CUDA`, exec/cuda_ipc_communicator.cpp; in every build that has
+// the NCCL one): transfers are copies that pull peers' buffers mapped through CUDA IPC, ordered
+// on the device by signal pads and stream memory operations. Buffers must be on `deviceIndex`.
+std::unique_ptr<Communicator> makeCudaIpcCommunicator(const Rendezvous& rv, int64_t deviceIndex);
 
 }  // namespace braid::exec

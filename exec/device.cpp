@@ -46,6 +46,9 @@ bool haveNccl() { return false; }
 std::unique_ptr<Communicator> makeNcclCommunicator(const Rendezvous&, int64_t) {
   throw Error("braid was built without NCCL (no CUDA libtorch, or nccl.h not found)");
 }
+std::unique_ptr<Communicator> makeCudaIpcCommunicator(const Rendezvous&, int64_t) {
+  throw Error("braid was built without CUDA: the copy-engine backend (backend=CUDA) needs --backend cuda");
+}
 #endif
 
 }  // namespace braid::exec

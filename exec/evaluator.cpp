@@ -289,6 +289,21 @@ void Evaluator::waitOverlapping(const std::vector<at::Tensor>& ts, bool collecti
   pending_ = std::move(keep);
 }
 
+// The one size rule of every backend (ir/semantics/communication_rules.h, as verify and sim
+// apply it): checked here, before any communicator sees the buffers, so Gloo, NCCL and the copy
+// engines report a wrong size with the same words. A rule on a buffer the rank lacks is left to
+// the "has no input/output" checks of postCommunication.
+void Evaluator::checkSizes(const Communication& c, const at::Tensor& in, const at::Tensor& out, bool isRoot) {
+  sem::CommRoles roles = sem::commRoles(c.type, isRoot);
+  if ((roles.readsInput && !in.defined()) || (roles.writesOutput && !out.defined())) {
+    // Allreduce and Broadcast without an output work in place on the input: nothing to relate.
+    return;
+  }
+  std::string problem = sem::communicationSizeProblem(c.type, static_cast<int64_t>(c.team.size()), isRoot, roles,
+                                                      in.defined() ? in.numel() : 0, out.defined() ? out.numel() : 0);
+  if (!problem.empty()) throw Error(std::string(communicationTypeName(c.type)) + " " + std::to_string(c.id) + ": " + problem);
+}
+
 void Evaluator::postCommunication(const Communication& c) {
   int64_t me = comm_.rank();
   if (!sem::postsCommunication(c, me)) {  // not a member: a null work, which a Wait skips
@@ -312,7 +327,9 @@ void Evaluator::postCommunication(const Communication& c) {
     if (!t.defined())
       throw Error(std::string(communicationTypeName(c.type)) + " " + std::to_string(c.id) + " has no " + what);
   };
+  checkSizes(c, in, out, root && *root == me);
   waitOverlapping({in, out}, /*collectives_only=*/true);
+  comm_.useBackend(c.backend);
   comm_.setContext(where(c) + " " + std::to_string(c.id) + " (" + communicationTypeName(c.type) + ")");
   WorkPtr w;
   switch (c.type) {
@@ -382,6 +399,7 @@ void Evaluator::postP2P(const P2PCommunication& c) {
   at::Tensor buf = lookup(c.buffer, c.type == P2PType::kSend ? "send buffer" : "receive buffer");
   int64_t peer = eval(c.peer);
   waitOverlapping({buf}, /*collectives_only=*/true);
+  comm_.useBackend(c.backend);
   comm_.setContext(where(c) + " " + std::to_string(c.id) + (c.type == P2PType::kSend ? " (send" : " (recv") +
                    " with rank " + std::to_string(peer) + ")");
   WorkPtr w = c.type == P2PType::kSend ? comm_.send(buf, peer) : comm_.recv(buf, peer);

@@ -90,6 +90,7 @@ class Evaluator {
   bool bound(const TensorView* tv) const;
   at::Tensor allocate(const TensorView& tv, bool zero);
   void bind(const Stmt* s, const TensorView* tv, const at::Tensor& t);
+  void checkSizes(const Communication& c, const at::Tensor& in, const at::Tensor& out, bool isRoot);
   void postCommunication(const Communication& c);
   void postP2P(const P2PCommunication& c);
   void waitFor(int id);

@@ -34,18 +34,13 @@
 
 #include "exec/communicator.h"
 #include "exec/cuda_check.h"
+#include "exec/cuda_events.h"
 #include "exec/store.h"
 #include "ir/error.h"
 
 namespace braid::exec {
 
 namespace {
-
-std::string teamName(const std::vector<int64_t>& team) {
-  std::string s = "(";
-  for (size_t i = 0; i < team.size(); ++i) s += (i ? " " : "") + std::to_string(team[i]);
-  return s + ")";
-}
 
 ncclDataType_t ncclType(at::ScalarType t) {
   switch (t) {
@@ -71,61 +66,6 @@ ncclRedOp_t ncclOp(ReduceOp op) {
   return ncclSum;
 }
 
-// Completion events are created once and reused: a Work returns its event when it is destroyed
-// (a wait already enqueued keeps the state the event had when it was enqueued).
-class EventPool {
- public:
-  ~EventPool() {
-    for (cudaEvent_t e : free_) cudaEventDestroy(e);
-    for (cudaEvent_t e : freeTimed_) cudaEventDestroy(e);
-  }
-  cudaEvent_t take(bool timed) {
-    auto& list = timed ? freeTimed_ : free_;
-    if (!list.empty()) {
-      cudaEvent_t e = list.back();
-      list.pop_back();
-      return e;
-    }
-    cudaEvent_t e = nullptr;
-    checkCuda(cudaEventCreateWithFlags(&e, timed ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
-    return e;
-  }
-  void give(cudaEvent_t e, bool timed) { (timed ? freeTimed_ : free_).push_back(e); }
-
- private:
-  std::vector<cudaEvent_t> free_, freeTimed_;
-};
-
-struct Events {
-  std::shared_ptr<EventPool> pool;
-  cudaEvent_t start = nullptr;  // timing only
-  cudaEvent_t done = nullptr;
-  bool timed = false;
-  Events(std::shared_ptr<EventPool> p, bool t) : pool(std::move(p)), timed(t) {
-    done = pool->take(timed);
-    if (timed) start = pool->take(true);
-  }
-  ~Events() {
-    pool->give(done, timed);
-    if (start) pool->give(start, true);
-  }
-};
-
-class NcclWork : public Work {
- public:
-  explicit NcclWork(std::shared_ptr<Events> ev) : ev_(std::move(ev)) {}
-  void wait() override {
-    checkCuda(cudaStreamWaitEvent(c10::cuda::getCurrentCUDAStream().stream(), ev_->done, 0),
-              "cudaStreamWaitEvent (Wait)");
-  }
-  std::pair<void*, void*> deviceEvents() const override {
-    return ev_->timed ? std::pair<void*, void*>{ev_->start, ev_->done} : std::pair<void*, void*>{nullptr, nullptr};
-  }
-
- private:
-  std::shared_ptr<Events> ev_;
-};
-
 struct Team {
   std::vector<int64_t> members;
   int index = 0;  // this rank's position in members
@@ -136,12 +76,6 @@ struct Team {
   std::string name;
 };
 
-// An operation not yet known to be complete, for drain().
-struct Outstanding {
-  std::shared_ptr<Events> ev;
-  std::string what;
-};
-
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(const Rendezvous& rv, int64_t device)
@@ -149,14 +83,7 @@ class NcclCommunicator : public Communicator {
     c10::cuda::CUDAGuard guard(device_);
     if (rv.worldSize > 1) {
 #ifdef BRAID_WITH_C10D_STORE
-      try {
-        store_ = connectStore(rv);
-      } catch (const std::exception& e) {
-        std::string msg = e.what();
-        msg = msg.substr(0, msg.find('\n'));
-        throw Error("rank " + std::to_string(rv.rank) + " could not reach the rendezvous store at " +
-                    rv.masterAddr + ":" + std::to_string(rv.port) + ": " + msg);
-      }
+      store_ = connectStoreOrExplain(rv);
 #else
       throw Error("this build has no c10d store: NCCL runs on one rank only");
 #endif
@@ -184,9 +111,6 @@ class NcclCommunicator : public Communicator {
 
   WorkPtr allgather(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out) override {
     Team& t = team(tm, "allgather");
-    if (out.numel() != in.numel() * static_cast<int64_t>(tm.size()))
-      throw Error("allgather: output has " + std::to_string(out.numel()) + " elements, expected " +
-                  std::to_string(tm.size()) + " x " + std::to_string(in.numel()));
     Op op = begin(t, "Allgather");
     at::Tensor i = op.stageIn(in), o = op.stageOut(out);
     nccl(ncclAllGather(i.data_ptr(), o.data_ptr(), static_cast<size_t>(i.numel()), ncclType(i.scalar_type()), t.comm,
@@ -208,9 +132,6 @@ class NcclCommunicator : public Communicator {
   WorkPtr reduceScatter(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out,
                         ReduceOp r) override {
     Team& t = team(tm, "reduce-scatter");
-    if (in.numel() != out.numel() * static_cast<int64_t>(tm.size()))
-      throw Error("reduce-scatter: input has " + std::to_string(in.numel()) + " elements, expected " +
-                  std::to_string(tm.size()) + " x " + std::to_string(out.numel()));
     Op op = begin(t, "ReduceScatter");
     at::Tensor i = op.stageIn(in), o = op.stageOut(out);
     nccl(ncclReduceScatter(i.data_ptr(), o.data_ptr(), static_cast<size_t>(o.numel()), ncclType(o.scalar_type()),
@@ -237,8 +158,6 @@ class NcclCommunicator : public Communicator {
     Op op = begin(t, "Reduce");
     at::Tensor i = op.stageIn(in);
     at::Tensor o = rv_.rank == root ? op.stageOut(out) : i;  // NCCL ignores recvbuff off the root
-    if (rv_.rank == root && o.numel() != i.numel())
-      throw Error("reduce: output has " + std::to_string(o.numel()) + " elements, input " + std::to_string(i.numel()));
     nccl(ncclReduce(i.data_ptr(), o.data_ptr(), static_cast<size_t>(i.numel()), ncclType(i.scalar_type()), ncclOp(r), ri,
                     t.comm, t.raw),
          "ncclReduce");
@@ -251,9 +170,6 @@ class NcclCommunicator : public Communicator {
     Op op = begin(t, "Scatter");
     at::Tensor o = op.stageOut(out);
     at::Tensor i = rv_.rank == root ? op.stageIn(in) : at::Tensor();
-    if (i.defined() && i.numel() != o.numel() * static_cast<int64_t>(tm.size()))
-      throw Error("scatter: root's input has " + std::to_string(i.numel()) + " elements, expected " +
-                  std::to_string(tm.size()) + " x " + std::to_string(o.numel()));
     auto bytes = static_cast<size_t>(o.numel() * o.element_size());
     group([&] {
       if (i.defined())
@@ -271,9 +187,6 @@ class NcclCommunicator : public Communicator {
     Op op = begin(t, "Gather");
     at::Tensor i = op.stageIn(in);
     at::Tensor o = rv_.rank == root ? op.stageOut(out) : at::Tensor();
-    if (o.defined() && o.numel() != i.numel() * static_cast<int64_t>(tm.size()))
-      throw Error("gather: root's output has " + std::to_string(o.numel()) + " elements, expected " +
-                  std::to_string(tm.size()) + " x " + std::to_string(i.numel()));
     auto bytes = static_cast<size_t>(i.numel() * i.element_size());
     group([&] {
       nccl(ncclSend(i.data_ptr(), bytes, ncclUint8, ri, t.comm, t.raw), "ncclSend (gather)");
@@ -287,8 +200,6 @@ class NcclCommunicator : public Communicator {
 
   WorkPtr allToAll(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out) override {
     Team& t = team(tm, "all-to-all");
-    if (in.numel() != out.numel() || in.numel() % static_cast<int64_t>(tm.size()) != 0)
-      throw Error("all-to-all: input and output must have the same number of elements, a multiple of the team size");
     Op op = begin(t, "AllToAll");
     at::Tensor i = op.stageIn(in), o = op.stageOut(out);
     auto bytes = static_cast<size_t>(i.numel() / static_cast<int64_t>(tm.size()) * i.element_size());
@@ -327,28 +238,18 @@ class NcclCommunicator : public Communicator {
   }
 
   void drain() override {
-    using Clock = std::chrono::steady_clock;
-    auto deadline = Clock::now() + rv_.timeout;
-    while (!outstanding_.empty()) {
-      cudaError_t q = cudaEventQuery(outstanding_.front().ev->done);
-      if (q == cudaSuccess) {
-        outstanding_.pop_front();
-        continue;
-      }
-      if (q != cudaErrorNotReady) fail(std::string("CUDA error ") + cudaGetErrorString(q));
-      for (auto& [k, t] : teams_) {
-        ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(t->comm, &async);
-        if (async != ncclSuccess && async != ncclInProgress)
-          fail(std::string("NCCL error on team ") + t->name + ": " + ncclGetErrorString(async) + " (" +
-               ncclGetLastError(t->comm) + ")");
-      }
-      if (Clock::now() > deadline)
-        fail("did not complete within " +
-             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(rv_.timeout).count()) +
-             " s (a peer that died or hangs, or ranks that disagree on the communications)");
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    drainEvents(
+        outstanding_, rv_.timeout,
+        [&] {
+          for (auto& [k, t] : teams_) {
+            ncclResult_t async = ncclSuccess;
+            ncclCommGetAsyncError(t->comm, &async);
+            if (async != ncclSuccess && async != ncclInProgress)
+              fail(std::string("NCCL error on team ") + t->name + ": " + ncclGetErrorString(async) + " (" +
+                   ncclGetLastError(t->comm) + ")");
+          }
+        },
+        [&](const std::string& why) { fail(why); });
   }
 
  private:
@@ -360,23 +261,8 @@ class NcclCommunicator : public Communicator {
     std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;  // (user buffer, staged)
     c10::DeviceIndex device = 0;
 
-    at::Tensor staged(const at::Tensor& t) {
-      if (!t.defined()) throw Error(what + ": a buffer is missing");
-      if (!t.is_cuda()) throw Error(what + ": a buffer is not on the GPU");
-      // recordStream: the communicator's stream uses the buffer (see the file comment).
-      c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), *team->stream);
-      if (t.is_contiguous()) return t;
-      c10::cuda::CUDAStreamGuard g(*team->stream);
-      return at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
-    }
-    at::Tensor stageIn(const at::Tensor& t) {
-      at::Tensor s = staged(t);
-      if (!s.is_same(t)) {
-        c10::cuda::CUDAStreamGuard g(*team->stream);
-        s.copy_(t);
-      }
-      return s;
-    }
+    at::Tensor staged(const at::Tensor& t) { return contiguousOn(*team->stream, t, device, what); }
+    at::Tensor stageIn(const at::Tensor& t) { return stagedInputOn(*team->stream, t, device, what); }
     at::Tensor stageOut(const at::Tensor& t) {
       at::Tensor s = staged(t);
       if (!s.is_same(t)) copyBack.emplace_back(t, s);
@@ -412,7 +298,7 @@ class NcclCommunicator : public Communicator {
   WorkPtr finish(Op& op) {
     if (group_) {  // inside a group: the copy-backs run after ncclGroupEnd
       for (auto& c : op.copyBack) group_->copyBack.push_back(c);
-      return std::make_shared<NcclWork>(group_->ev);
+      return std::make_shared<EventWork>(group_->ev);
     }
     {
       c10::cuda::CUDAStreamGuard g(*op.team->stream);
@@ -424,7 +310,7 @@ class NcclCommunicator : public Communicator {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     checkCuda(cudaStreamIsCapturing(op.team->raw, &capture), "cudaStreamIsCapturing");
     if (capture == cudaStreamCaptureStatusNone) outstanding_.push_back({op.ev, (context_.empty() ? op.what : context_) + " on team " + op.team->name});
-    return std::make_shared<NcclWork>(op.ev);
+    return std::make_shared<EventWork>(op.ev);
   }
 
   WorkPtr p2p(const at::Tensor& buf, int64_t peer, bool isSend) {
@@ -445,7 +331,7 @@ class NcclCommunicator : public Communicator {
       nccl(ncclRecv(b.data_ptr(), bytes, ncclUint8, static_cast<int>(peer), world_->comm, world_->raw), "ncclRecv");
     }
     if (own) return endCoalescing();
-    return std::make_shared<NcclWork>(group_->ev);
+    return std::make_shared<EventWork>(group_->ev);
   }
 
   // A send to self outside a group would block NCCL; it is a copy on the world stream instead,

@@ -7,6 +7,10 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <string>
+
+#include "ir/error.h"
+
 namespace braid::exec {
 
 c10::intrusive_ptr<c10d::Store> connectStore(const Rendezvous& rv) {
@@ -24,6 +28,16 @@ c10::intrusive_ptr<c10d::Store> connectStore(const Rendezvous& rv) {
   }
   base->setTimeout(rv.timeout);
   return c10::make_intrusive<c10d::PrefixStore>(rv.prefix, base);
+}
+
+c10::intrusive_ptr<c10d::Store> connectStoreOrExplain(const Rendezvous& rv) {
+  try {
+    return connectStore(rv);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    throw Error("rank " + std::to_string(rv.rank) + " could not reach the rendezvous store at " + rv.masterAddr + ":" +
+                std::to_string(rv.port) + ": " + msg.substr(0, msg.find('\n')));
+  }
 }
 
 }  // namespace braid::exec

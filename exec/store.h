@@ -15,6 +15,10 @@ namespace braid::exec {
 // rv.timeout. Throws what c10d throws (the caller words the error for its backend).
 c10::intrusive_ptr<c10d::Store> connectStore(const Rendezvous& rv);
 
+// connectStore for the CUDA backend's communicators: a failure becomes a braid::Error naming the
+// rank and the store's address.
+c10::intrusive_ptr<c10d::Store> connectStoreOrExplain(const Rendezvous& rv);
+
 }  // namespace braid::exec
 
 #endif

@@ -8,12 +8,16 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
 
+#include "cli/exec_module/rank_support.h"
 #include "cli/exec_module/run_driver.h"
+#include "exec/backend_router.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/device.h"
@@ -178,22 +182,45 @@ std::string bindingsStr(const Bindings& b) {
   return s;
 }
 
-// The copy-engine backend (backend=CUDA) is not implemented: such a program runs only with its
-// communications moved to NCCL explicitly. UCC likewise.
-void checkCommBackends(const HostProgram& program, const RunConfig& cfg) {
-  if (cfg.backend != "cuda" || cfg.backendOverride == "nccl") return;
-  std::string found;
+// The backends the program's communications run on (after --backend-override); UCC has no
+// transport in braid run.
+std::set<CommBackend> commBackends(const HostProgram& program, const RunConfig& cfg) {
+  std::set<CommBackend> used;
+  std::string ucc;
   forEachStmt(program.body(), [&](const Stmt& s, int) {
     std::optional<CommBackend> b;
     if (s.is<Communication>()) b = s.as<Communication>()->backend;
     if (s.is<P2PCommunication>()) b = s.as<P2PCommunication>()->backend;
-    if (b && *b != CommBackend::kNccl && found.empty())
-      found = (s.loc.known() ? s.loc.str() + ": " : std::string()) + stmtKindName(s.kind()) + " has backend=" +
-              commBackendName(*b);
+    if (!b) return;
+    if (cfg.backendOverride == "nccl") b = CommBackend::kNccl;
+    if (cfg.backendOverride == "cuda") b = CommBackend::kCuda;
+    if (*b == CommBackend::kUcc && ucc.empty())
+      ucc = (s.loc.known() ? s.loc.str() + ": " : std::string()) + stmtKindName(s.kind()) + " has backend=UCC";
+    used.insert(*b);
   });
-  if (!found.empty())
-    throw Error(found + ", which braid run does not implement (the copy-engine / CUDA IPC and UCC transports are "
-                "not written yet); --backend-override nccl runs every communication over NCCL");
+  if (!ucc.empty())
+    throw Error(ucc + ", which braid run does not implement; --backend-override nccl (or cuda) runs every "
+                "communication over NCCL (or the copy engines)");
+  return used;
+}
+
+// The CUDA backend's communicator: NCCL and/or the copy engines, as the program's statements ask
+// (a program without communications gets the override's, else NCCL: the check's gather needs one). Both share the
+// rendezvous store: the copy engines' communicator joins the one the NCCL communicator serves.
+std::unique_ptr<Communicator> cudaCommunicator(const HostProgram& program, const RunConfig& cfg, Rendezvous rv,
+                                               int64_t device) {
+  std::optional<CommBackend> force;
+  if (cfg.backendOverride == "nccl") force = CommBackend::kNccl;
+  if (cfg.backendOverride == "cuda") force = CommBackend::kCuda;
+  std::set<CommBackend> used = commBackends(program, cfg);
+  if (used.empty()) used.insert(force.value_or(CommBackend::kNccl));
+  std::map<CommBackend, std::unique_ptr<Communicator>> comms;
+  if (used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = makeNcclCommunicator(rv, device);
+  if (used.count(CommBackend::kCuda)) {
+    if (!comms.empty()) rv.storeIsExternal = true;
+    comms[CommBackend::kCuda] = makeCudaIpcCommunicator(rv, device);
+  }
+  return makeBackendRouter(std::move(comms), force);
 }
 
 double median(std::vector<double> v) {
@@ -232,17 +259,67 @@ void writeTimelines(const RunConfig& cfg, const CheckResult& r, Communicator& co
 namespace {
 
 // One rank's whole run. Returns the exit code.
+// A sweep's programs: the run's flags with one (streams, protocol) of --sweep-streams x
+// --sweep-protocols; each writes its timeline and trace next to the run's, named by a suffix.
+std::string sweepTag(const WorkloadParams& p) {
+  return "streams=" + std::to_string(p.streams) + " protocol=" + streamProtocolName(p.lowering.protocol);
+}
+
+std::string sweepFile(const std::string& file, const WorkloadParams& p) {
+  if (file.empty()) return file;
+  std::string suffix = ".S" + std::to_string(p.streams) + streamProtocolName(p.lowering.protocol);
+  auto dot = file.rfind('.');
+  auto slash = file.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return file + suffix;
+  return file.substr(0, dot) + suffix + file.substr(dot);
+}
+
+RunConfig sweepConfig(const RunConfig& cfg, const WorkloadParams& p) {
+  RunConfig c = cfg;
+  c.sweep.clear();
+  c.params = p;
+  c.streams = p.streams;
+  c.timelineFile = sweepFile(cfg.timelineFile, p);
+  c.traceFile = sweepFile(cfg.traceFile, p);
+  return c;
+}
+
+// What one rank keeps across the programs of a sweep: the device and the communicator (its NCCL
+// communicators, once created, serve every later program).
+struct RankState {
+  const RankEnv& env;
+  std::atomic<Evaluator*>& current;
+  const std::optional<Fault>& fault;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Communicator> comm;
+};
+
+int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag);
+
+// One rank's whole run: one program, or each of a sweep's in turn. Returns the exit code.
 int rankMain(const RunConfig& cfg, const RankEnv& env) {
-  const int64_t rank = env.rank;
-  const int64_t world = env.worldSize;
   std::atomic<Evaluator*> current{nullptr};
   const bool cuda = cfg.backend == "cuda";
   // On CUDA the communicator's own timeout (which aborts NCCL and names the operation) comes first.
-  Watchdog dog(cfg.timeoutSec + (cuda ? 10 : 0), rank, [&current] {
+  Watchdog dog(cfg.timeoutSec + (cuda ? 10 : 0), env.rank, [&current] {
     Evaluator* e = current.load();
     return e ? e->currentStatement() : std::string();
   });
   std::optional<Fault> fault = parseFault();
+  RankState st{env, current, fault, nullptr, nullptr};
+  if (cfg.sweep.empty()) return runProgram(cfg, st, "");
+  int code = 0;
+  for (const WorkloadParams& p : cfg.sweep) code = std::max(code, runProgram(sweepConfig(cfg, p), st, sweepTag(p)));
+  return code;
+}
+
+int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
+  const RankEnv& env = st.env;
+  const int64_t rank = env.rank;
+  const int64_t world = env.worldSize;
+  std::atomic<Evaluator*>& current = st.current;
+  const std::optional<Fault>& fault = st.fault;
+  const bool cuda = cfg.backend == "cuda";
 
   Prepared prep = prepare(cfg, world);
   HostProgram& program = prep.program;
@@ -250,24 +327,14 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     throw Error(prep.label + " needs " + std::to_string(prep.devices) + " ranks but runs on " + std::to_string(world) +
                 ": run with --ranks " + std::to_string(prep.devices));
 
-  checkCommBackends(program, cfg);
-  std::unique_ptr<Device> device;
-  if (cuda) device = makeCudaDevice(env.localRank);
-  std::unique_ptr<Communicator> comm;
-  if (world == 1 && !cuda) {
-    comm = makeSelfCommunicator();
-  } else {
-    Rendezvous rv;
-    rv.rank = rank;
-    rv.worldSize = world;
-    rv.masterAddr = env.masterAddr;
-    rv.port = env.port;
-    rv.storeIsExternal = env.storeIsExternal;
-    rv.prefix = "braid/" + env.runId;
-    rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeoutSec * 1000));
-    if (const char* f = std::getenv("BRAID_STORE_FILE"); f && *f) rv.storeFile = f;
-    comm = cuda ? makeNcclCommunicator(rv, env.localRank) : makeGlooCommunicator(rv);
-  }
+  if (cuda) commBackends(program, cfg);  // refuses UCC before any device work
+  // A sweep keeps the device and the communicators of its first program (st).
+  std::unique_ptr<Device>& device = st.device;
+  std::unique_ptr<Communicator>& comm = st.comm;
+  if (cuda && !device) device = makeCudaDevice(env.localRank);
+  if (!comm)
+    comm = cuda ? cudaCommunicator(program, cfg, rendezvousOf(env, cfg.timeoutSec, "braid/"), env.localRank)
+                : connectRank(env, cuda, cfg.timeoutSec, "braid/");
 
   if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
   CheckOptions co;
@@ -283,6 +350,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
   co.poison = cfg.poison;
   co.timeline = !cfg.timelineFile.empty() || !cfg.traceFile.empty();
   co.repeat = cfg.repeat;
+  co.timelineRun = cfg.timelineRun;
   co.graph = cfg.graph;
   if (!cfg.unsafe)
     co.beforeRun = [&](const Bindings& b) { refuseIfRejected(program, b, prep.streams, world, rank); };
@@ -297,7 +365,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     const RunTimings& t = r.timings;
     double issue = median(t.issueUs);
     std::ostringstream ts;
-    ts << "braid run: rank " << rank << " timing (" << (t.graph ? "CUDA graph replay" : "interpreted") << ", "
+    ts << "braid run: rank " << rank << " timing " << (tag.empty() ? "" : "[" + tag + "] ") << "(" << (t.graph ? "CUDA graph replay" : "interpreted") << ", "
        << t.wallUs.size() << " runs, median): wall " << median(t.wallUs) << " us, host issue " << issue << " us = "
        << (t.statements ? issue / static_cast<double>(t.statements) : 0.0) << " us per host instruction ("
        << t.statements << " instructions)\n";
@@ -325,41 +393,33 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
 }  // namespace
 
 int runCommand(const RunConfig& cfg) {
-  const bool cuda = cfg.backend == "cuda";
-  if (cfg.backend != "cpu" && !cuda) throw Error("--backend " + cfg.backend + ": expected cpu or cuda");
-  if (cuda && !haveCuda())
-    throw Error("--backend cuda is not available: braid was built without CUDA (its libtorch has no CUDA, or the "
-                "CUDA toolkit / NCCL were not found); --backend cpu runs on CPU");
+  const bool cuda = checkBackend(cfg.backend, "runs on CPU");
+  if (!cfg.sweep.empty() && isFile(cfg.target))
+    throw Error("--sweep-streams / --sweep-protocols lower a workload for each configuration; " + cfg.target +
+                " is a file");
+  if (cfg.timelineRun > 0) {
+    if (cfg.timelineFile.empty() && cfg.traceFile.empty()) throw Error("--timeline-run needs --timeline or --trace");
+    if (cfg.timelineRun > cfg.repeat)
+      throw Error("--timeline-run " + std::to_string(cfg.timelineRun) + " names a timed run, but --repeat is " +
+                  std::to_string(cfg.repeat));
+    if (cfg.graph) throw Error("--timeline-run needs interpreted runs: nothing is timed inside a --graph replay");
+  }
   if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
-  if (!cuda && cfg.backendOverride == "nccl") throw Error("--backend-override nccl needs --backend cuda");
+  if (!cuda && (cfg.backendOverride == "nccl" || cfg.backendOverride == "cuda"))
+    throw Error("--backend-override " + cfg.backendOverride + " needs --backend cuda");
   if (!cuda && (cfg.graph || !cfg.timelineFile.empty() || !cfg.traceFile.empty()))
     throw Error(std::string(cfg.graph ? "--graph" : "--timeline / --trace") +
                 " needs --backend cuda (CPU ops have no device clock or stream capture)");
   std::optional<RankEnv> env = detectRankEnv();
   if (env) {
-    // One rank of a launched job: report errors here and leave at once (a Gloo process group
-    // whose peer is gone could otherwise block in its destructor).
-    int code = 3;
-    try {
-      code = rankMain(cfg, *env);
-    } catch (const ProgramRejected&) {
-      code = 1;
-    } catch (const Error& e) {
-      std::cerr << "rank " << env->rank << ": " << e.what() << "\n";
-      code = 2;
-    } catch (const c10::Error& e) {
-      // ATen's own message, without the C++ backtrace it carries.
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what_without_backtrace() << "\n";
-      code = 3;
-    } catch (const std::exception& e) {
-      std::cerr << "rank " << env->rank << ": internal error: " << e.what() << "\n";
-      code = 3;
-    }
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(code);
+    // One rank of a launched job: report errors here and leave at once.
+    runRankAndExit(*env, [&] {
+      try {
+        return rankMain(cfg, *env);
+      } catch (const ProgramRejected&) {
+        return 1;
+      }
+    });
   }
   int64_t ranks = cfg.ranks;
   if (ranks == 0) {
@@ -394,12 +454,16 @@ int runCommand(const RunConfig& cfg) {
     throw Error("braid was built without Gloo: only --ranks 1 runs on CPU (install libgloo-dev and reconfigure)");
   // Validate the input once here, so bad input fails with one message instead of N.
   {
-    RunConfig c = cfg;
     if (!isFile(cfg.target)) {
-      WorkloadParams params = cfg.params;
-      if (!cfg.devicesSet) params.devices = ranks;
-      if (cfg.streams) params.streams = *cfg.streams;
-      makeWorkload(cfg.target, params);
+      std::vector<RunConfig> each;
+      if (cfg.sweep.empty()) each.push_back(cfg);
+      for (const WorkloadParams& p : cfg.sweep) each.push_back(sweepConfig(cfg, p));
+      for (const RunConfig& c : each) {
+        WorkloadParams params = c.params;
+        if (!c.devicesSet) params.devices = ranks;
+        if (c.streams) params.streams = *c.streams;
+        makeWorkload(c.target, params);
+      }
     } else {
       parseWellFormedHostProgramFile(cfg.target);
     }

@@ -148,6 +148,46 @@ TEST(CliRun, HangingRankIsStoppedByTheTimeout) {
   EXPECT_LT(r.seconds, 15) << r.out;
 }
 
+// A sweep runs every (streams, protocol) in the same processes, each checked and timed on its own.
+TEST(CliRun, SweepRunsEachConfigurationInTheSameProcesses) {
+  Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep-streams 1,2 --sweep-protocols A,C "
+                   "--repeat 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* tag : {"[streams=1 protocol=A]", "[streams=1 protocol=C]", "[streams=2 protocol=A]",
+                          "[streams=2 protocol=C]"})
+    EXPECT_NE(r.out.find(std::string("rank 0 timing ") + tag + " (interpreted, 1 runs"), std::string::npos)
+        << tag << "\n" << r.out;
+  EXPECT_NE(r.out.find("S=2, m=16, k=8, n=8, protocol C"), std::string::npos) << r.out;
+  size_t matches = 0;
+  for (size_t at = 0; (at = r.out.find("all 1 of 1 outputs match", at)) != std::string::npos; ++at) ++matches;
+  EXPECT_EQ(matches, 4u) << r.out;
+}
+
+TEST(CliRun, SweepOnTwoRanksSharesTheCommunicators) {
+  NEED_GLOO();
+  Result r = braid("run matmul_ar --backend cpu --ranks 2 --m 16 --k 8 --n 8 --sweep-streams 1,2 --repeat 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("[rank 1] braid run: rank 1 timing [streams=2 protocol=A]"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, SweepRefusals) {
+  Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --streams 2 --sweep-streams 1,2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--streams and --sweep-streams contradict"), std::string::npos) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --protocol A --sweep-protocols B");
+  EXPECT_EQ(r.code, 2) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep-protocols D");
+  EXPECT_EQ(r.code, 2) << r.out;
+  // One configuration that does not divide fails the launch before anything runs.
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 6 --k 8 --n 8 --sweep-streams 2,4");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out.find("timing"), std::string::npos) << r.out;
+  std::string f = tempFile("sweep.hir", braid("lower allreduce --devices 1 --m 8").out);
+  r = braid("run " + f + " --ranks 1 --sweep-streams 1,2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("is a file"), std::string::npos) << r.out;
+}
+
 TEST(CliRun, BadInputIsExitCode2) {
   EXPECT_EQ(braid("run no_such_workload --ranks 1").code, 2);
   EXPECT_EQ(braid("run allgather --ranks 2 --devices 4").code, 2);
@@ -185,14 +225,7 @@ Result launchByHand(const std::string& rank_env0, const std::string& rank_env1, 
                     std::to_string(::getpid()) + ".txt 2>&1; r1=$?; wait $!; r0=$?; cat /tmp/braid_hand_0_" +
                     std::to_string(::getpid()) + ".txt /tmp/braid_hand_1_" + std::to_string(::getpid()) +
                     ".txt; exit $((r0 + r1)) )";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
+  return braid::testing::runShell(cmd);
 }
 
 TEST(CliRun, RunsAsARankUnderTorchrunEnvironment) {

@@ -176,6 +176,29 @@ TEST(Evaluator, CommunicationOnOneRankNeedsMoreRanks) {
   }
 }
 
+// The size rule of ir/semantics (the one verify and sim apply) is checked by the evaluator before
+// any communicator sees the buffers: the same words on every backend, with the statement's place.
+TEST(Evaluator, ACommunicationOfTheWrongSizeIsRefusedWithTheSemanticsRule) {
+  HostProgram p = parseHostProgram(
+      "%HostIrContainer { (T0_g_float[iS0{8}] (DeviceMesh{0})) -> (T1_g_float[iS1{16}] (DeviceMesh{0})) :\n"
+      "  T1_g_float[iS1{16}] (DeviceMesh{0}) = ALLOCATE(buffer=T1_g_float[iS1{16}] (DeviceMesh{0}), mem_type=global, "
+      "size=16, zero_init=false, resets_to_zero=false)\n"
+      "  Communication 7 (type=Allgather, team=(0), input=T0_g_float[iS0{8}] (DeviceMesh{0}), "
+      "output=T1_g_float[iS1{16}] (DeviceMesh{0}), backend=CUDA)\n"
+      "  Wait Communication 7\n"
+      "} // %HostIrContainer\n",
+      "size.hir");
+  try {
+    runOne(p, {iota({8})});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("size.hir:3:3: Communication: Allgather 7: an Allgather over 1 ranks needs an "
+                                         "output of 1 x 8 elements, got 16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace braid::exec
 

@@ -1,7 +1,9 @@
 // The CUDA backend on real GPUs (docs/EXEC.md, "CUDA"): every catalog workload's numbers on one
 // GPU (interpreted and replayed from a CUDA graph) and on two, stream semantics (a program that
 // misses a Synchronize races on the GPU, the synchronized one never does), measured timelines,
-// and faults (a member that never joins, a dead rank). Every test skips when the build has no
+// both communicator backends (NCCL and the copy engines over CUDA IPC, by `backend=` or
+// --backend-override), and faults (a member that never joins, a dead rank, a peer that never
+// posts). Every test skips when the build has no
 // CUDA or no GPU is visible, so CI (no GPU) stays green; the CPU-side refusals run everywhere.
 #include <gtest/gtest.h>
 
@@ -44,9 +46,24 @@ TEST(GpuCli, GraphAndTimelineNeedTheCudaBackend) {
   Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --graph");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, "--graph needs --backend cuda")) << r.out;
-  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --backend-override nccl");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "--backend-override nccl needs --backend cuda")) << r.out;
+  for (const char* o : {"nccl", "cuda"}) {
+    r = runCli(std::string("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --backend-override ") + o);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_TRUE(contains(r.out, std::string("--backend-override ") + o + " needs --backend cuda")) << r.out;
+  }
+}
+
+TEST(GpuCli, TimelineRunMustNameATimedRunOfARecordedTimeline) {
+  const std::string run = "run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run ";
+  const std::pair<std::string, std::string> refused[] = {
+      {"1", "--timeline-run needs --timeline or --trace"},
+      {"3 --timeline t.json", "--timeline-run 3 names a timed run, but --repeat is 2"},
+      {"1 --trace t.json --graph", "nothing is timed inside a --graph replay"}};
+  for (const auto& [flags, message] : refused) {
+    Cli r = runCli(run + flags);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_TRUE(contains(r.out, message)) << r.out;
+  }
 }
 
 #ifndef BRAID_WITH_CUDA
@@ -69,26 +86,30 @@ std::unique_ptr<Communicator> ncclOfOne() {
 TEST(Gpu, EveryWorkloadOnOneGpuInterpretedAndAsAGraph) {
   NEED_GPUS(1);
   auto device = makeCudaDevice(0);
-  auto comm = ncclOfOne();
-  for (const auto& info : workloadCatalog()) {
-    for (int64_t s : {1, 3}) {
-      for (bool graph : {false, true}) {
-        WorkloadParams p;
-        p.devices = 1;
-        p.streams = s;
-        p.m = 12 * s;
-        p.k = 8;
-        p.n = 10 * s;
-        Workload w = makeWorkload(info.name, p);
-        Workload to_lower = makeWorkload(info.name, p);
-        HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
-        CheckOptions o;
-        o.numberOfStreams = s;
-        o.device = device.get();
-        o.graph = graph;
-        o.repeat = graph ? 2 : 0;
-        CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
-        EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << (graph ? " graph" : "") << "\n" << r.report;
+  for (bool copyEngines : {false, true}) {
+    // A world of one: NCCL, or the copy engines (local copies, no store).
+    std::unique_ptr<Communicator> comm = copyEngines ? makeCudaIpcCommunicator(Rendezvous(), 0) : ncclOfOne();
+    for (const auto& info : workloadCatalog()) {
+      for (int64_t s : {1, 3}) {
+        for (bool graph : {false, true}) {
+          WorkloadParams p;
+          p.devices = 1;
+          p.streams = s;
+          p.m = 12 * s;
+          p.k = 8;
+          p.n = 10 * s;
+          Workload w = makeWorkload(info.name, p);
+          Workload to_lower = makeWorkload(info.name, p);
+          HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+          CheckOptions o;
+          o.numberOfStreams = s;
+          o.device = device.get();
+          o.graph = graph;
+          o.repeat = graph ? 2 : 0;
+          CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+          EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << (graph ? " graph" : "")
+                                         << (copyEngines ? " copy engines" : " NCCL") << "\n" << r.report;
+        }
       }
     }
   }
@@ -196,20 +217,65 @@ TEST(GpuCli, RunsOnOneGpuWithTimelineTraceGraphAndRepeat) {
   EXPECT_TRUE(contains(r.out, "timing (CUDA graph replay, 3 runs")) << r.out;
 }
 
-TEST(GpuCli, CopyEngineProgramsAreRefusedUnlessMovedToNccl) {
+// The timeline of a warm timed run: a run of its own (the checked run's ops are not kept), whose
+// ops start after that run's start event.
+TEST(GpuCli, TimelineOfATimedRun) {
   NEED_GPUS(1);
   testing::TempDir dir("braid_gpu_cli_");
-  std::string f = dir.path() + "/ce.hir";
-  Cli low = runCli("lower allreduce --devices 1 --m 16 --k 8 --n 8 > " + f);
-  ASSERT_EQ(low.code, 0) << low.out;
-  ASSERT_EQ(std::system(("sed -i 's/backend=NCCL/backend=CUDA/g' " + f).c_str()), 0);
-  Cli r = runCli("run " + f + " --backend cuda --ranks 1 --reference allreduce --devices 1 --m 16 --k 8 --n 8");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "backend=CUDA")) << r.out;
-  EXPECT_TRUE(contains(r.out, "--backend-override nccl")) << r.out;
-  r = runCli("run " + f + " --backend cuda --backend-override nccl --ranks 1 --reference allreduce --devices 1 "
+  std::string cold = dir.path() + "/cold.json", warm = dir.path() + "/warm.json";
+  const std::string base = "run ag_matmul --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --streams 2 --repeat 3";
+  Cli r = runCli(base + " --timeline " + cold);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runCli(base + " --timeline-run 3 --timeline " + warm);
+  ASSERT_EQ(r.code, 0) << r.out;
+  Timeline c = readTimelineFile(cold), w = readTimelineFile(warm);
+  EXPECT_EQ(w.ops.size(), c.ops.size());
+  for (const auto& op : w.ops) EXPECT_GE(op.startUs, 0) << op.name;
+}
+
+// A sweep on the GPU: one device and NCCL set-up for all, a timeline per configuration.
+TEST(GpuCli, SweepWritesATimelinePerConfiguration) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string tl = dir.path() + "/t.json";
+  Cli r = runCli("run matmul_ar --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --dtype bf16 "
+                 "--sweep-streams 1,2 --sweep-protocols A,B --repeat 2 --timeline-run 2 --timeline " + tl);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* c : {"S1A", "S1B", "S2A", "S2B"}) {
+    Timeline t = readTimelineFile(dir.path() + "/t." + c + ".json");
+    EXPECT_FALSE(t.ops.empty()) << c;
+  }
+  EXPECT_TRUE(contains(r.out, "timing [streams=2 protocol=B] (interpreted, 2 runs")) << r.out;
+}
+
+// `braid lower NAME` with every backend=NCCL replaced (all, or only the first statement's).
+std::string loweredWithBackend(const testing::TempDir& dir, const std::string& workload, int64_t devices,
+                               const std::string& backend, bool firstOnly) {
+  std::string f = dir.path() + "/" + workload + "_" + backend + (firstOnly ? "_first" : "") + ".hir";
+  Cli low = runCli("lower " + workload + " --devices " + std::to_string(devices) + " --m 16 --k 8 --n 8 > " + f);
+  EXPECT_EQ(low.code, 0) << low.out;
+  std::string sed = "sed -i '" + std::string(firstOnly ? "0,/backend=NCCL/" : "") + "s/backend=NCCL/backend=" + backend +
+                    "/" + (firstOnly ? "" : "g") + "' " + f;
+  EXPECT_EQ(std::system(sed.c_str()), 0);
+  return f;
+}
+
+TEST(GpuCli, ACopyEngineProgramRunsOnOneGpuAndUccIsRefused) {
+  NEED_GPUS(1);
+  testing::TempDir dir("braid_gpu_cli_");
+  std::string ce = loweredWithBackend(dir, "allreduce", 1, "CUDA", false);
+  Cli r = runCli("run " + ce + " --backend cuda --ranks 1 --reference allreduce --devices 1 --m 16 --k 8 --n 8");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "[cuda-ipc, cuda:0")) << r.out;
+  r = runCli("run " + ce + " --backend cuda --backend-override nccl --ranks 1 --reference allreduce --devices 1 "
              "--m 16 --k 8 --n 8");
   EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "[nccl, cuda:0")) << r.out;
+  std::string ucc = loweredWithBackend(dir, "allreduce", 1, "UCC", false);
+  r = runCli("run " + ucc + " --backend cuda --ranks 1 --reference allreduce --devices 1 --m 16 --k 8 --n 8");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "backend=UCC")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--backend-override nccl")) << r.out;
 }
 
 int freePort() { return testing::freeLoopbackPort(); }
@@ -228,14 +294,88 @@ TEST(GpuCli, AMemberThatNeverJoinsEndsInAnErrorNotAHang) {
 
 // ---- two GPUs ----
 
-TEST(GpuCli, EveryWorkloadOnTwoGpus) {
-  NEED_GPUS(2);
+// Every workload on two GPUs, protocols A and C (B: the NCCL run below), over one backend.
+void everyWorkloadOnTwoGpus(const std::string& backend) {
   for (const auto& info : workloadCatalog()) {
-    for (const char* protocol : {"A", "B"}) {
-      Cli r = runCli("run " + info.name + " --backend cuda --ranks 2 --m 32 --k 16 --n 16 --streams 2 --protocol " +
-                     protocol + " --timeout 60");
-      EXPECT_EQ(r.code, 0) << info.name << " protocol " << protocol << "\n" << r.out;
+    for (const char* protocol : {"A", "C"}) {
+      Cli r = runCli("run " + info.name + " --backend cuda --backend-override " + backend +
+                     " --ranks 2 --m 32 --k 16 --n 16 --streams 2 --protocol " + protocol + " --timeout 60");
+      EXPECT_EQ(r.code, 0) << info.name << " protocol " << protocol << " over " << backend << "\n" << r.out;
+      EXPECT_TRUE(contains(r.out, backend == "cuda" ? "[cuda-ipc" : "[nccl")) << r.out;
     }
+  }
+}
+
+TEST(GpuCli, EveryWorkloadOnTwoGpusOverNccl) {
+  NEED_GPUS(2);
+  everyWorkloadOnTwoGpus("nccl");
+  Cli r = runCli("run ag_matmul --backend cuda --ranks 2 --m 32 --k 16 --n 16 --streams 2 --protocol B --timeout 60");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(GpuCli, EveryWorkloadOnTwoGpusOverTheCopyEngines) {
+  NEED_GPUS(2);
+  everyWorkloadOnTwoGpus("cuda");
+  Cli r = runCli("run ag_matmul --backend cuda --backend-override cuda --ranks 2 --m 32 --k 16 --n 16 --streams 2 "
+                 "--pipeline p2p --timeout 60");
+  EXPECT_EQ(r.code, 0) << "P2P pipeline\n" << r.out;
+}
+
+// backend=CUDA in the program runs on the copy engines without any override, also next to NCCL
+// statements in the same program (the two communicators share the rendezvous store).
+TEST(GpuCli, BackendCudaStatementsRunOnTheCopyEnginesOnTwoGpus) {
+  NEED_GPUS(2);
+  testing::TempDir dir("braid_gpu_cli_");
+  for (const char* w : {"allreduce", "reduce_scatter", "ag_matmul"}) {
+    std::string all = loweredWithBackend(dir, w, 2, "CUDA", false);
+    Cli r = runCli("run " + all + " --backend cuda --ranks 2 --reference " + w + " --devices 2 --m 16 --k 8 --n 8");
+    EXPECT_EQ(r.code, 0) << w << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "[cuda-ipc, cuda:0")) << r.out;
+    std::string mixed = loweredWithBackend(dir, w, 2, "CUDA", true);
+    r = runCli("run " + mixed + " --backend cuda --ranks 2 --reference " + w + " --devices 2 --m 16 --k 8 --n 8");
+    EXPECT_EQ(r.code, 0) << w << " (first statement on the copy engines)\n" << r.out;
+  }
+}
+
+// Repeated runs and CUDA-graph replays on the copy engines: the handles opened by the first run
+// are reused, and the signal pads are clear after each run so a replay orders its copies again.
+TEST(GpuCli, CopyEnginesRepeatAndReplayAGraphOnTwoGpus) {
+  NEED_GPUS(2);
+  for (const char* extra : {"", " --pipeline p2p"}) {
+    std::string base = std::string("run ag_matmul --backend cuda --backend-override cuda --ranks 2 --m 64 --k 32 "
+                                   "--n 16 --streams 2 --timeout 60") + extra;
+    Cli r = runCli(base + " --repeat 3");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "timing (interpreted, 3 runs")) << r.out;
+    r = runCli(base + " --graph --repeat 3");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "timing (CUDA graph replay, 3 runs")) << r.out;
+  }
+  Cli r = runCli("run allreduce --backend cuda --backend-override cuda --ranks 2 --m 64 --k 32 --n 16 --graph "
+                 "--repeat 5 --timeout 60");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// Rank 1 hangs before its first statement, so its peer's communication never completes (NCCL) or
+// never finds rank 1's part (copy engines): rank 0 ends in an error naming itself and the
+// statement within the timeout, not a hang. Rank 1 (started here) is killed afterwards.
+TEST(GpuCli, APeerThatNeverPostsEndsInANamedError) {
+  NEED_GPUS(2);
+  for (const char* backend : {"nccl", "cuda"}) {
+    std::string port = std::to_string(freePort());
+    std::string common = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " TORCHELASTIC_RUN_ID=hang" + port +
+                         " NCCL_NVLS_ENABLE=0 ";
+    std::string args = std::string(" run allreduce --backend cuda --backend-override ") + backend +
+                       " --devices 2 --m 16 --k 8 --n 8 --timeout 4";
+    std::string cmd = "( RANK=1 LOCAL_RANK=1 BRAID_EXEC_FAULT=1:hang:0 " + common + BRAID_CLI_PATH + args +
+                      " > /dev/null 2>&1 & p=$!; RANK=0 LOCAL_RANK=0 " + common + BRAID_CLI_PATH + args +
+                      " 2>&1; r=$?; kill $p; wait $p 2>/dev/null; exit $r )";
+    Cli r = testing::runShell(cmd);
+    EXPECT_EQ(r.code, 2) << backend << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "rank 0")) << r.out;
+    EXPECT_TRUE(contains(r.out, "Communication")) << r.out;  // the statement
+    EXPECT_TRUE(contains(r.out, std::string(backend) == "nccl" ? "NCCL: " : "CUDA copy engine: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "within 4 s")) << r.out;
   }
 }
 

@@ -23,10 +23,8 @@ struct ShellResult {
   double seconds = 0;
 };
 
-// `env braid args`, with stderr folded into stdout. BRAID_CLI_PATH is a compile definition of
-// every test binary (tests/CMakeLists.txt).
-inline ShellResult runBraidMerged(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + (env.empty() ? "" : " ") + BRAID_CLI_PATH + std::string(" ") + args + " 2>&1";
+// A shell command line as is (fold stderr into stdout in it when wanted).
+inline ShellResult runShell(const std::string& cmd) {
   auto start = std::chrono::steady_clock::now();
   ShellResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -38,6 +36,12 @@ inline ShellResult runBraidMerged(const std::string& args, const std::string& en
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+// `env braid args`, with stderr folded into stdout. BRAID_CLI_PATH is a compile definition of
+// every test binary (tests/CMakeLists.txt).
+inline ShellResult runBraidMerged(const std::string& args, const std::string& env = "") {
+  return runShell(env + (env.empty() ? "" : " ") + BRAID_CLI_PATH + std::string(" ") + args + " 2>&1");
 }
 
 // A port the kernel considers free right now (as the braid launcher picks one).

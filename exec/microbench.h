@@ -1,0 +1,99 @@
+// Microbenchmarks for calibrating the simulator's machine model (`braid calibrate --measure`,
+// docs/CALIBRATION.md): GEMMs, device copies, collectives, point-to-point transfers, host costs and
+// compute/communication overlap, each timed alone (overlap: also side by side) on a Device with a
+// Communicator. Every rank of the communicator calls runMicrobench with the same plan; every time
+// returned is the median of the timed runs on a rank, then the largest over the ranks.
+//
+// Clocks: on a device with streams (CUDA, hostOrdered() false) an operation is timed by the
+// device itself (Device::beginOp/endOp around it on the current stream; a communicator's
+// Work::deviceEvents for collectives), so back-to-back runs measure the kernels and not the host
+// issuing them. On the CPU device there is no device clock: the host wall clock times each run
+// (the operation completes before the call returns), and what needs streams (overlap, launch
+// latency, the smallest kernel) is not measured. Host costs are always host-clock times.
+//
+// The plan (what to measure) is made elsewhere (sim/measure_plan.h builds it around a machine
+// preset's efficiency curves); this file only runs it, so it needs no machine model.
+#pragma once
+
+#ifdef BRAID_WITH_TORCH
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exec/communicator.h"
+#include "exec/device.h"
+#include "ir/host_ir.h"
+#include "ir/types.h"
+
+namespace braid::exec {
+
+// [batch, m, k] @ [k, n] (batch 1: a plain [m, k] @ [k, n]).
+struct BenchGemm {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  DataType dtype = DataType::kBFloat16;
+};
+
+// One collective over the world ranks 0 .. team-1; `bytes` is the buffer as nccl-tests counts it
+// (the gathered output of an Allgather, the input of a ReduceScatter, the whole scattered or
+// gathered buffer of a Scatter / Gather / AllToAll, else the message). Float32 elements.
+struct BenchCollective {
+  CommunicationType kind = CommunicationType::kAllreduce;
+  int64_t team = 2;
+  int64_t bytes = 0;
+};
+
+// Rank 0 sends `bytes` to world rank `peer`, which receives them.
+struct BenchP2P {
+  int64_t bytes = 0;
+  int64_t peer = 1;
+};
+
+struct BenchOverlap {
+  BenchGemm gemm;
+  BenchCollective collective;
+};
+
+struct MicrobenchPlan {
+  std::vector<BenchGemm> gemms;
+  std::vector<int64_t> copies;  // bytes moved (read + written: twice the tensor's size)
+  std::vector<BenchCollective> collectives;
+  std::vector<BenchP2P> p2p;
+  bool host = true;  // measure the host costs (and, with a device clock, launch latency and kernel_min)
+  std::vector<BenchOverlap> overlaps;
+  int64_t warmup = 3;
+  int64_t reps = 10;
+};
+
+struct OverlapTimes {
+  double gemmAloneUs = 0, gemmBesideUs = 0;
+  double commAloneUs = 0, commBesideUs = 0;
+};
+
+// Times in microseconds, index by index with the plan's lists.
+struct MicrobenchTimes {
+  bool deviceClock = false;  // device events (CUDA) rather than the host wall clock
+  std::vector<double> gemmUs, copyUs, collectiveUs, p2pUs;
+  // (call, us): the names of sim's HostCall ("aten_op", "kernel_launch", ..., "kernel_min").
+  std::vector<std::pair<std::string, double>> hostUs;
+  std::vector<OverlapTimes> overlaps;
+};
+
+// Checks the plan against the world (teams and peers that exist, sizes that split evenly).
+// Throws braid::Error naming the entry at fault.
+void checkMicrobenchPlan(const MicrobenchPlan& plan, int64_t worldSize);
+
+// Runs the plan on every rank (the same call everywhere). `progress` (may be null) gets one
+// line per measurement with its time, on every rank; the caller prints rank 0's.
+MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Communicator& comm,
+                              const std::function<void(const std::string&)>& progress);
+
+// Facts about the software and the GPU for the measurement file's meta: "cuda", "cuda_driver",
+// "nccl" (CUDA builds), "torch" where the headers say it, "gpus_visible".
+std::vector<std::pair<std::string, std::string>> microbenchSoftware();
+
+}  // namespace braid::exec
+
+#endif  // BRAID_WITH_TORCH

@@ -1,0 +1,171 @@
+// The measurement plan of `braid calibrate --measure` (see measure_plan.h).
+#include "sim/measure_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "ir/error.h"
+
+namespace braid::sim {
+namespace {
+
+bool has(const MeasurePlanOptions& o, const char* part) {
+  return std::find(o.parts.begin(), o.parts.end(), part) != o.parts.end();
+}
+
+// The knots of a curve, and unless quick the geometric midpoints between neighbours.
+std::vector<double> targets(const EfficiencyCurve& c, bool quick) {
+  std::vector<double> out;
+  for (size_t i = 0; i < c.points.size(); ++i) {
+    if (i > 0 && !quick) out.push_back(std::sqrt(c.points[i - 1].first * c.points[i].first));
+    out.push_back(c.points[i].first);
+  }
+  return out;
+}
+
+int64_t roundTo(double x, int64_t step) {
+  return std::max<int64_t>(step, static_cast<int64_t>(std::llround(x / static_cast<double>(step))) * step);
+}
+
+// Message sizes from lo to hi (bytes), powers of two stepping x2 (quick x4), each a multiple of
+// 4 bytes per member of a team of `team`.
+std::vector<double> messageSizes(double lo, double hi, int64_t team, bool quick) {
+  std::vector<double> out;
+  const double unit = 4.0 * static_cast<double>(team);
+  for (double b = std::exp2(std::ceil(std::log2(lo))); b <= hi; b *= quick ? 4 : 2) {
+    double s = std::floor(b / unit) * unit;
+    if (s >= unit && (out.empty() || out.back() != s)) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> parseMeasureParts(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string v; std::getline(ss, v, ',');) {
+    if (std::find(std::begin(kMeasureParts), std::end(kMeasureParts), v) == std::end(kMeasureParts)) {
+      std::string known;
+      for (const char* p : kMeasureParts) known += (known.empty() ? "" : ", ") + std::string(p);
+      throw Error("--only: unknown part '" + v + "' (expected " + known + ")");
+    }
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  if (out.empty()) throw Error("--only: no parts in '" + list + "'");
+  return out;
+}
+
+std::vector<DataType> parseMeasureDtypes(const std::string& list) {
+  static const std::pair<const char*, DataType> kNames[] = {{"bf16", DataType::kBFloat16},
+                                                           {"fp16", DataType::kHalf},
+                                                           {"fp32", DataType::kFloat},
+                                                           {"fp64", DataType::kDouble}};
+  std::vector<DataType> out;
+  std::stringstream ss(list);
+  for (std::string v; std::getline(ss, v, ',');) {
+    auto it = std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& n) { return v == n.first; });
+    if (it == std::end(kNames)) throw Error("--dtypes: unknown dtype '" + v + "' (expected bf16, fp16, fp32 or fp64)");
+    if (std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+  }
+  if (out.empty()) throw Error("--dtypes: no dtypes in '" + list + "'");
+  return out;
+}
+
+void checkMeasurePlanOptions(const MeasurePlanOptions& o) {
+  if (!(o.minBytes >= 4)) throw Error("--min-bytes must be at least 4");
+  if (!(o.maxBytes >= o.minBytes))
+    throw Error("--max-bytes (" + std::to_string(static_cast<int64_t>(o.maxBytes)) + ") is below --min-bytes (" +
+                std::to_string(static_cast<int64_t>(o.minBytes)) + ")");
+  if (!(o.maxBytes <= 64.0 * 1024 * 1024 * 1024)) throw Error("--max-bytes must be at most 64 GiB");
+  if (!(o.maxGemmFlops > 0 && o.maxGemmFlops < 1e18)) throw Error("--max-gemm-flops must be positive (and below 1e18)");
+  if (o.dtypes.empty()) throw Error("--dtypes: no dtypes");
+  if (o.parts.empty()) throw Error("--only: no parts");
+  if (o.world < 1 || o.ranksPerNode < 1) throw Error("internal: a world needs ranks");
+  for (const auto& p : o.parts)
+    if (std::find_if(std::begin(kMeasureParts), std::end(kMeasureParts), [&](const char* k) { return p == k; }) ==
+        std::end(kMeasureParts))
+      throw Error("--only: unknown part '" + p + "'");
+}
+
+Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) {
+  checkMeasurePlanOptions(o);
+  Measurements m;
+  m.gpu = base.gpu.model;
+  if (has(o, "gemm")) {
+    // Square GEMMs, and (not quick) tall ones (m = 4 n = 4 k, as a sharded activation times a
+    // weight), of 2 m n k ~ each target, on multiples of 64.
+    std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
+    for (double f : targets(base.gpu.matmulEfficiency, o.quick)) {
+      if (f > o.maxGemmFlops) continue;
+      int64_t s = roundTo(std::cbrt(f / 2), 64);
+      shapes.insert({s, s, s});
+      if (!o.quick) {
+        int64_t t = roundTo(std::cbrt(f / 8), 64);
+        shapes.insert({4 * t, t, t});
+      }
+    }
+    for (DataType d : o.dtypes)
+      for (const auto& [mm, nn, kk] : shapes) {
+        GemmMeasurement g;
+        g.shape = {mm, nn, kk, 1, d};
+        if (g.shape.flops() <= o.maxGemmFlops * 1.5) m.gemms.push_back(g);
+      }
+  }
+  if (has(o, "copy"))
+    for (double b : targets(base.gpu.memoryEfficiency, o.quick))
+      if (b <= o.maxBytes) m.copies.push_back({static_cast<double>(roundTo(b, 1024)), 0});
+  std::vector<int64_t> teams;
+  for (int64_t t = 2; t <= o.world; t *= 2) teams.push_back(t);
+  if (o.world >= 2 && (teams.empty() || teams.back() != o.world)) teams.push_back(o.world);
+  if (has(o, "collective"))
+    for (int64_t t : teams)
+      for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kAllreduce,
+                                  CommunicationType::kReduceScatter, CommunicationType::kBroadcast,
+                                  CommunicationType::kReduce, CommunicationType::kScatter, CommunicationType::kGather,
+                                  CommunicationType::kAllToAll})
+        for (double b : messageSizes(o.minBytes, o.maxBytes, t, o.quick)) {
+          CollectiveMeasurement c;
+          c.kind = k;
+          c.team = t;
+          c.nodes = (t + o.ranksPerNode - 1) / o.ranksPerNode;
+          c.bytes = b;
+          m.collectives.push_back(c);
+        }
+  if (has(o, "p2p") && o.world >= 2) {
+    std::vector<bool> where;
+    if (o.ranksPerNode >= 2) where.push_back(false);
+    if (o.world > o.ranksPerNode) where.push_back(true);
+    for (bool inter : where)
+      for (double b : messageSizes(o.minBytes, o.maxBytes, 1, o.quick)) m.p2p.push_back({b, inter, 0});
+  }
+  if (has(o, "host"))
+    for (HostCall c : kHostCalls) m.host.push_back({c, 0});
+  if (has(o, "overlap") && o.world >= 2 && o.streams) {
+    // A GEMM long enough to cover the collective, beside the collectives tensor parallelism
+    // posts most. The message is 64 MiB, or the largest allowed.
+    double bytes = std::floor(std::min(64.0 * 1024 * 1024, o.maxBytes) / (4.0 * static_cast<double>(o.world))) * 4.0 *
+                   static_cast<double>(o.world);
+    std::vector<GemmShape> gemms = {{8192, 8192, 4096, 1, DataType::kBFloat16}};
+    if (!o.quick) gemms.push_back({4096, 4096, 4096, 1, DataType::kBFloat16});
+    std::vector<CommunicationType> kinds = {CommunicationType::kAllreduce};
+    if (!o.quick) kinds.push_back(CommunicationType::kAllgather);
+    if (bytes >= 4.0 * static_cast<double>(o.world))
+      for (const auto& g : gemms)
+        for (CommunicationType k : kinds) {
+          OverlapMeasurement ov;
+          ov.gemm = g;
+          ov.collective.kind = k;
+          ov.collective.team = o.world;
+          ov.collective.nodes = (o.world + o.ranksPerNode - 1) / o.ranksPerNode;
+          ov.collective.bytes = bytes;
+          m.overlaps.push_back(ov);
+        }
+  }
+  return m;
+}
+
+}  // namespace braid::sim

@@ -1,0 +1,48 @@
+// What `braid calibrate --measure` measures: a plan of GEMM shapes, copy sizes, collectives
+// (kind, team, bytes), point-to-point sizes, host costs and overlap pairs, laid around the points
+// of a base machine's efficiency curves so that the fit (calibrate.h) has a measurement near each
+// constant it fits. The plan is a Measurements whose times are all zero: the microbenchmark
+// driver (exec/microbench.h, run by cli/exec_module) fills them in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/machine.h"
+#include "sim/measurements.h"
+
+namespace braid::sim {
+
+// The groups of measurements, as `--only` names them.
+inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap"};
+
+struct MeasurePlanOptions {
+  bool quick = false;  // knots only and x4 size steps, fewer shapes (a ~1 minute run on GPUs)
+  std::vector<DataType> dtypes = {DataType::kBFloat16, DataType::kHalf, DataType::kFloat};
+  double minBytes = 64 * 1024.0;       // collectives and p2p, smallest message
+  double maxBytes = 1024.0 * 1024 * 1024;  // collectives, p2p and copies, largest
+  double maxGemmFlops = 4e12;          // GEMMs above this are left out
+  int64_t world = 1;                   // ranks taking part
+  int64_t ranksPerNode = 1;            // ranks on one host (they are numbered node by node)
+  bool streams = true;                 // the device has streams and a clock (overlap is measurable)
+  std::vector<std::string> parts = {std::begin(kMeasureParts), std::end(kMeasureParts)};
+};
+
+// Throws Error on options no plan can come from (sizes out of order, an unknown part, no dtype).
+void checkMeasurePlanOptions(const MeasurePlanOptions& o);
+
+// The plan: GEMMs at the matmul-efficiency knots (and, unless quick, half a decade between them)
+// in two aspect ratios and every dtype; copies at the memory-efficiency knots; every collective
+// but SendRecv at every power of two (quick: of four) from minBytes to maxBytes, for team sizes
+// 2, 4, 8, ... up to the world and the world itself; p2p at the same sizes within a node (and
+// across nodes when there are several); every host cost; overlap of a GEMM beside an Allreduce
+// and an Allgather of the whole world (world >= 2 and streams).
+Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
+
+// "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.
+std::vector<std::string> parseMeasureParts(const std::string& list);
+// "bf16,fp32" -> the dtypes; throws Error naming an unknown one.
+std::vector<DataType> parseMeasureDtypes(const std::string& list);
+
+}  // namespace braid::sim

@@ -1,0 +1,79 @@
+// The microbenchmark runner (exec/microbench.h) on the CPU device with the self communicator:
+// every planned entry gets a positive host-clock time, what needs streams is refused, and plans
+// the world cannot run are rejected with the entry at fault.
+#ifdef BRAID_WITH_TORCH
+
+#include "exec/microbench.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/error_of.h"
+
+namespace braid::exec {
+namespace {
+
+using testing::errorOf;
+
+TEST(Microbench, TimesEveryEntryOnTheHostClock) {
+  MicrobenchPlan p;
+  p.reps = 3;
+  p.warmup = 1;
+  p.gemms = {{32, 16, 8, 1, DataType::kFloat}, {8, 8, 8, 2, DataType::kFloat}};
+  p.copies = {1024, 65536};
+  std::unique_ptr<Device> dev = makeCpuDevice();
+  std::unique_ptr<Communicator> comm = makeSelfCommunicator();
+  std::vector<std::string> lines;
+  MicrobenchTimes t = runMicrobench(p, *dev, *comm, [&](const std::string& s) { lines.push_back(s); });
+  EXPECT_FALSE(t.deviceClock);
+  ASSERT_EQ(t.gemmUs.size(), 2u);
+  ASSERT_EQ(t.copyUs.size(), 2u);
+  for (double us : t.gemmUs) EXPECT_GT(us, 0);
+  for (double us : t.copyUs) EXPECT_GT(us, 0);
+  // The host clock has no device side: launch latency and the smallest kernel are not measured.
+  std::vector<std::string> calls;
+  for (const auto& [call, us] : t.hostUs) {
+    calls.push_back(call);
+    EXPECT_GT(us, 0) << call;
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"aten_op", "kernel_launch", "communication_call", "stream_call",
+                                             "allocation", "view", "control"}));
+  ASSERT_EQ(lines.size(), 5u);  // 2 GEMMs, 2 copies, the host costs
+  EXPECT_NE(lines[0].find("[1/5] gemm 32x16x8 fp32"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("gemm 2x8x8x8 fp32"), std::string::npos) << lines[1];
+}
+
+TEST(Microbench, OverlapNeedsATeamToOverlapWith) {
+  MicrobenchPlan p;
+  p.host = false;
+  p.overlaps = {{{64, 64, 64, 1, DataType::kFloat}, {CommunicationType::kAllreduce, 1, 64}}};
+  std::unique_ptr<Device> dev = makeCpuDevice();
+  std::unique_ptr<Communicator> comm = makeSelfCommunicator();
+  // A team of one has nothing to overlap with (on a world of 2, the CPU's clock is refused next).
+  EXPECT_NE(errorOf([&] { runMicrobench(p, *dev, *comm, nullptr); }).find("the team must have 2 to 1 ranks"),
+            std::string::npos);
+}
+
+TEST(Microbench, PlansTheWorldCannotRunAreRejected) {
+  MicrobenchPlan p;
+  p.collectives = {{CommunicationType::kAllgather, 4, 1 << 16}};
+  EXPECT_NE(errorOf([&] { checkMicrobenchPlan(p, 2); }).find("Allgather team 4 64 KiB: the team must have 2 to 2"),
+            std::string::npos);
+  p.collectives = {{CommunicationType::kReduceScatter, 3, 1 << 16}};
+  EXPECT_NE(errorOf([&] { checkMicrobenchPlan(p, 4); }).find("do not split into float32 parts"), std::string::npos);
+  p.collectives = {{CommunicationType::kSendRecv, 2, 1 << 16}};
+  EXPECT_NE(errorOf([&] { checkMicrobenchPlan(p, 2); }).find("SendRecv is measured as p2p"), std::string::npos);
+  p.collectives.clear();
+  p.p2p = {{4096, 1}};
+  EXPECT_NE(errorOf([&] { checkMicrobenchPlan(p, 1); }).find("no such peer in a world of 1"), std::string::npos);
+  EXPECT_EQ(errorOf([&] { checkMicrobenchPlan(p, 2); }), "");
+  p.reps = 0;
+  EXPECT_NE(errorOf([&] { checkMicrobenchPlan(p, 2); }).find("reps must be at least 1"), std::string::npos);
+  p.reps = 10;
+  p.copies = {12};
+  EXPECT_NE(errorOf([&] { checkMicrobenchPlan(p, 2); }).find("copy of 12 bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace braid::exec
+
+#endif  // BRAID_WITH_TORCH

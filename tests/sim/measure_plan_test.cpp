@@ -1,0 +1,189 @@
+// The measurement plan of `braid calibrate --measure` (sim/measure_plan.h): GEMMs near every knot
+// of the matmul curve, copies at the memory curve's knots, collectives over the size range and
+// every team size, p2p within and across nodes, overlap only where it can be measured, and bad
+// options rejected with the flag at fault.
+#include "sim/measure_plan.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <cmath>
+#include <set>
+
+#include "sim/calibrate.h"
+#include "tests/support/error_of.h"
+
+namespace braid::sim {
+namespace {
+
+using testing::errorOf;
+
+MeasurePlanOptions world(int64_t ranks, int64_t perNode) {
+  MeasurePlanOptions o;
+  o.world = ranks;
+  o.ranksPerNode = perNode;
+  return o;
+}
+
+TEST(MeasurePlan, GemmsSitNearEveryKnotOfTheMatmulCurveInEveryDtype) {
+  Machine h = loadMachine("h200");
+  Measurements p = planMeasurements(h, world(2, 2));
+  for (const auto& [flops, eff] : h.gpu.matmulEfficiency.points) {
+    for (DataType d : {DataType::kBFloat16, DataType::kHalf, DataType::kFloat}) {
+      bool near = false;
+      for (const auto& g : p.gemms)
+        if (g.shape.dtype == d && std::abs(std::log10(g.shape.flops() / flops)) < 0.15) near = true;
+      EXPECT_TRUE(near) << "no " << static_cast<int>(d) << " GEMM near " << flops << " flops";
+    }
+  }
+  for (const auto& g : p.gemms) {
+    EXPECT_EQ(g.shape.m % 64, 0);
+    EXPECT_EQ(g.shape.n % 64, 0);
+    EXPECT_EQ(g.shape.k % 64, 0);
+    EXPECT_EQ(g.us, 0);
+  }
+  // Quick keeps the knots only, in one aspect ratio.
+  MeasurePlanOptions q = world(2, 2);
+  q.quick = true;
+  Measurements pq = planMeasurements(h, q);
+  EXPECT_EQ(pq.gemms.size(), h.gpu.matmulEfficiency.points.size() * 3);
+  EXPECT_LT(pq.size(), p.size() / 2);
+}
+
+TEST(MeasurePlan, CopiesAtTheMemoryKnotsWithinTheLargestSize) {
+  Machine h = loadMachine("h200");
+  MeasurePlanOptions o = world(1, 1);
+  o.quick = true;
+  Measurements p = planMeasurements(h, o);
+  ASSERT_EQ(p.copies.size(), h.gpu.memoryEfficiency.points.size());
+  o.maxBytes = 2e6;
+  p = planMeasurements(h, o);
+  for (const auto& c : p.copies) EXPECT_LE(c.bytes, 2e6);
+  EXPECT_EQ(p.copies.size(), 3u);  // 1e4, 1e5, 1e6
+}
+
+TEST(MeasurePlan, CollectivesCoverEveryKindSizeAndTeam) {
+  Machine h = loadMachine("h200");
+  Measurements p = planMeasurements(h, world(8, 8));
+  std::set<int64_t> teams;
+  std::set<double> sizes;
+  std::set<CommunicationType> kinds;
+  for (const auto& c : p.collectives) {
+    teams.insert(c.team);
+    sizes.insert(c.bytes);
+    kinds.insert(c.kind);
+    EXPECT_EQ(c.nodes, 1);
+  }
+  EXPECT_EQ(teams, (std::set<int64_t>{2, 4, 8}));
+  EXPECT_EQ(kinds.size(), 8u);  // all but SendRecv
+  EXPECT_EQ(kinds.count(CommunicationType::kSendRecv), 0u);
+  EXPECT_EQ(*sizes.begin(), 64 * 1024.0);
+  EXPECT_EQ(*sizes.rbegin(), 1024.0 * 1024 * 1024);
+  EXPECT_EQ(sizes.size(), 15u);  // 2^16 .. 2^30
+  // Three ranks: teams 2 and 3 (the world), sizes split into float32 parts per member.
+  for (const auto& c : planMeasurements(h, world(3, 3)).collectives) {
+    EXPECT_TRUE(c.team == 2 || c.team == 3);
+    EXPECT_EQ(std::fmod(c.bytes, 4.0 * static_cast<double>(c.team)), 0);
+  }
+  // One rank: nothing to communicate with.
+  Measurements one = planMeasurements(h, world(1, 1));
+  EXPECT_TRUE(one.collectives.empty());
+  EXPECT_TRUE(one.p2p.empty());
+  EXPECT_TRUE(one.overlaps.empty());
+}
+
+TEST(MeasurePlan, TeamsSpanningNodesAndP2PAcrossThem) {
+  Machine h = loadMachine("h200");
+  Measurements p = planMeasurements(h, world(4, 2));
+  for (const auto& c : p.collectives) EXPECT_EQ(c.nodes, c.team == 4 ? 2 : 1);
+  bool intra = false, inter = false;
+  for (const auto& x : p.p2p) (x.interNode ? inter : intra) = true;
+  EXPECT_TRUE(intra);
+  EXPECT_TRUE(inter);
+  // One GPU per node: every transfer crosses nodes.
+  for (const auto& x : planMeasurements(h, world(2, 1)).p2p) EXPECT_TRUE(x.interNode);
+}
+
+TEST(MeasurePlan, OverlapNeedsTwoRanksAndStreams) {
+  Machine h = loadMachine("h200");
+  MeasurePlanOptions o = world(2, 2);
+  Measurements p = planMeasurements(h, o);
+  ASSERT_EQ(p.overlaps.size(), 4u);
+  for (const auto& v : p.overlaps) EXPECT_EQ(v.collective.team, 2);
+  o.streams = false;
+  EXPECT_TRUE(planMeasurements(h, o).overlaps.empty());
+  o.streams = true;
+  o.parts = parseMeasureParts("gemm,host");
+  p = planMeasurements(h, o);
+  EXPECT_TRUE(p.overlaps.empty());
+  EXPECT_TRUE(p.collectives.empty());
+  EXPECT_TRUE(p.copies.empty());
+  EXPECT_FALSE(p.gemms.empty());
+  EXPECT_EQ(p.host.size(), std::size(kHostCalls));
+}
+
+TEST(MeasurePlan, ThePlanDeterminesTheCurvesTheFitMoves) {
+  // A machine 20% less efficient at GEMMs and copies than h100, with other host costs: the
+  // quick plan's measurements of it, fitted from h100, give its curves and costs back.
+  Machine h = loadMachine("h100"), truth = h;
+  for (auto& [size, eff] : truth.gpu.matmulEfficiency.points) eff *= 0.8;
+  for (auto& [size, eff] : truth.gpu.memoryEfficiency.points) eff *= 0.8;
+  truth.host.atenOpUs *= 1.7;
+  truth.host.kernelLaunchUs *= 0.6;
+  MeasurePlanOptions o = world(2, 2);
+  o.quick = true;
+  o.parts = {"gemm", "copy", "host"};
+  Measurements m = predictMeasurements(truth, planMeasurements(h, o));
+  CalibrationResult r = calibrate(h, m);
+  EXPECT_LT(r.maxFittedError(), 0.01);
+  for (size_t i = 0; i < truth.gpu.matmulEfficiency.points.size(); ++i)
+    EXPECT_NEAR(r.machine.gpu.matmulEfficiency.points[i].second, truth.gpu.matmulEfficiency.points[i].second, 0.01)
+        << "knot " << i;
+  EXPECT_NEAR(r.machine.host.atenOpUs, truth.host.atenOpUs, 0.01 * truth.host.atenOpUs);
+}
+
+TEST(MeasurePlan, BadOptionsNameTheFlag) {
+  Machine h = loadMachine("h200");
+  MeasurePlanOptions o = world(2, 2);
+  o.minBytes = 1e6;
+  o.maxBytes = 1e5;
+  EXPECT_NE(errorOf([&] { planMeasurements(h, o); }).find("--max-bytes"), std::string::npos);
+  o = world(2, 2);
+  o.maxGemmFlops = -1;
+  EXPECT_NE(errorOf([&] { planMeasurements(h, o); }).find("--max-gemm-flops"), std::string::npos);
+  o = world(2, 2);
+  o.parts = {"gemm", "disk"};
+  EXPECT_NE(errorOf([&] { planMeasurements(h, o); }).find("unknown part 'disk'"), std::string::npos);
+  EXPECT_NE(errorOf([] { parseMeasureParts("gemm,nvme"); }).find("unknown part 'nvme'"), std::string::npos);
+  EXPECT_NE(errorOf([] { parseMeasureDtypes("bf16,fp8"); }).find("unknown dtype 'fp8'"), std::string::npos);
+  EXPECT_NE(errorOf([] { parseMeasureDtypes(""); }).find("no dtypes"), std::string::npos);
+  EXPECT_EQ(parseMeasureDtypes("fp32,bf16,fp32"), (std::vector<DataType>{DataType::kFloat, DataType::kBFloat16}));
+}
+
+TEST(MeasurePlan, EveryMessageFitsItsTeamAndTheRange) {
+  Machine h = loadMachine("h200");
+  const bool ok = rc::check("collective and p2p sizes within [min, max], split per member, teams in the world", [&] {
+    MeasurePlanOptions o;
+    o.world = *rc::gen::inRange(1, 17);
+    o.ranksPerNode = *rc::gen::inRange(1, 9);
+    o.quick = *rc::gen::arbitrary<bool>();
+    o.minBytes = std::exp2(*rc::gen::inRange(6, 24));
+    o.maxBytes = o.minBytes * std::exp2(*rc::gen::inRange(0, 10));
+    o.parts = {"collective", "p2p", "overlap"};
+    Measurements p = planMeasurements(h, o);
+    for (const auto& c : p.collectives) {
+      RC_ASSERT(c.team >= 2 && c.team <= o.world);
+      RC_ASSERT(c.bytes <= o.maxBytes);
+      RC_ASSERT(c.bytes >= 4.0 * static_cast<double>(c.team));
+      RC_ASSERT(std::fmod(c.bytes, 4.0 * static_cast<double>(c.team)) == 0);
+      RC_ASSERT(c.nodes == (c.team + o.ranksPerNode - 1) / o.ranksPerNode);
+    }
+    for (const auto& x : p.p2p) RC_ASSERT(x.bytes >= o.minBytes / 2 && x.bytes <= o.maxBytes);
+    for (const auto& v : p.overlaps) RC_ASSERT(v.collective.team == o.world && v.collective.bytes <= o.maxBytes);
+    RC_ASSERT(p.collectives.empty() == (o.world < 2));
+  });
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace braid::sim
