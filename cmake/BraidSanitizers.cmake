@@ -18,3 +18,10 @@ elseif(BRAID_SANITIZE)
   add_compile_options(${BRAID_SANITIZER_FLAGS})
   add_link_options(${BRAID_SANITIZER_FLAGS})
 endif()
+# Whether the libraries carry sanitizer instrumentation (either option): whatever links them,
+# such as the package test's consumer, needs the same runtimes.
+if(BRAID_SANITIZE OR BRAID_FUZZ)
+  set(BRAID_SANITIZED ON)
+else()
+  set(BRAID_SANITIZED OFF)
+endif()

@@ -4,6 +4,8 @@
 
 namespace braid {
 
+static_assert(sizeof(void*) != 8 || sizeof(Token) == 32, "docs/HARDENING.md counts 32 bytes per token");
+
 namespace {
 
 bool isWordStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -30,22 +32,27 @@ std::string Token::describe() const {
   }
 }
 
-std::vector<Token> tokenize(std::string_view text, const std::string& file) {
+std::vector<Token> tokenize(std::string_view text, const std::string& file, size_t maxTokens) {
   std::vector<Token> out;
   int line = 1;
   size_t line_start = 0;
   bool first_on_line = true;
   size_t i = 0;
   const size_t n = text.size();
+  if (n > UINT32_MAX)
+    throw ParseError(SourceLoc{file, 1, 1}, "the text has " + std::to_string(n) + " bytes, more than braid reads");
   if (text.substr(0, 3) == "\xEF\xBB\xBF") i = line_start = 3;  // a UTF-8 byte order mark
   auto push = [&](TokenKind kind, size_t begin, size_t end) {
+    if (out.size() >= maxTokens)
+      throw ParseError(SourceLoc{file, line, static_cast<int>(begin - line_start) + 1},
+                       "more than " + std::to_string(maxTokens) + " tokens (braid's limit on one file: " +
+                           std::to_string(maxTokens * sizeof(Token) >> 20) + " MiB of memory for them)");
     Token t;
     t.kind = kind;
     t.text = text.substr(begin, end - begin);
     t.line = line;
     t.col = static_cast<int>(begin - line_start) + 1;
-    t.offset = begin;
-    t.end = end;
+    t.offset = static_cast<uint32_t>(begin);
     t.firstOnLine = first_on_line;
     first_on_line = false;
     out.push_back(t);
@@ -140,8 +147,8 @@ std::vector<Token> tokenize(std::string_view text, const std::string& file) {
   end.kind = TokenKind::kEnd;
   end.line = line;
   end.col = static_cast<int>(n - line_start) + 1;
-  end.offset = n;
-  end.end = n;
+  end.offset = static_cast<uint32_t>(n);
+  end.text = text.substr(n);
   end.firstOnLine = true;
   out.push_back(end);
   return out;
@@ -212,7 +219,7 @@ std::string TokenStream::wrapDiagnosis(const Token& t, SourceLoc* where) const {
     const Token& y = tokens_[b];
     if (x.kind == TokenKind::kEnd || y.kind == TokenKind::kEnd || x.kind == TokenKind::kDirective) return false;
     if (!y.firstOnLine || y.col != 1 || y.line != x.line + 1) return false;
-    size_t e = x.end;
+    size_t e = x.end();
     bool ends_line =
         e < text_.size() && (text_[e] == '\n' || (text_[e] == '\r' && e + 1 < text_.size() && text_[e + 1] == '\n'));
     if (!ends_line) return false;

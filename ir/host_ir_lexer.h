@@ -6,6 +6,7 @@
 // line (a statement must start a line; its column gives the block it belongs to).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,7 @@
 
 namespace braid {
 
-enum class TokenKind {
+enum class TokenKind : uint8_t {
   kWord,       // identifiers, with dots and a leading '%' for `%HostIrContainer` / `%kernel`
   kNumber,     // decimal integer
   kHexNumber,  // 0x55d0c0
@@ -24,14 +25,17 @@ enum class TokenKind {
   kEnd,
 };
 
+// 32 bytes: a file has up to one token per byte, and the parser holds all of them at once, so
+// the token's size is most of what reading a large file costs (docs/HARDENING.md, "Limits").
 struct Token {
-  TokenKind kind = TokenKind::kEnd;
   std::string_view text;
+  uint32_t offset = 0;  // byte offset of the token in the source: [offset, end())
   int line = 0;
   int col = 0;
-  size_t offset = 0;  // byte offsets into the source: [offset, end)
-  size_t end = 0;
+  TokenKind kind = TokenKind::kEnd;
   bool firstOnLine = false;
+
+  size_t end() const { return offset + text.size(); }
 
   bool is(std::string_view punct_or_word) const {
     return (kind == TokenKind::kPunct || kind == TokenKind::kWord) && text == punct_or_word;
@@ -40,11 +44,18 @@ struct Token {
   std::string describe() const;
 };
 
+// The most tokens one text may have: 2^26 (2 GiB of tokens), one per 4 bytes of the largest input
+// file (ir/input_file.h). braid's own output has about one token per 4 bytes (a lowered 8192-rank
+// program: 21 M tokens in 87 MB); a file of `,,,,` has one per byte and is refused here, with a
+// location, instead of taking 32 bytes of memory per byte.
+inline constexpr size_t kMaxTokens = size_t{1} << 26;
+
 // Splits `text` into tokens; comments (`// ...` other than `// braid:`) are dropped. A printable
 // character that starts no token becomes a kOther token (the text of a kernel braid keeps
 // verbatim may hold any), which TokenStream refuses wherever the grammar looks at it; a control
-// character throws ParseError.
-std::vector<Token> tokenize(std::string_view text, const std::string& file);
+// character throws ParseError. Texts of 4 GiB or more, or of more than `maxTokens` tokens, are
+// refused (ParseError).
+std::vector<Token> tokenize(std::string_view text, const std::string& file, size_t maxTokens = kMaxTokens);
 
 // A cursor over tokens with the helpers every parser of this format needs.
 class TokenStream {
@@ -64,7 +75,7 @@ class TokenStream {
   const Token& expect(std::string_view s, std::string_view context = "");
   const Token& expectWord(std::string_view what);
   // `next` is adjacent to `prev` (no whitespace in between), e.g. `}rf`.
-  static bool adjacent(const Token& prev, const Token& next) { return prev.end == next.offset; }
+  static bool adjacent(const Token& prev, const Token& next) { return prev.end() == next.offset; }
 
   SourceLoc loc(const Token& t) const { return SourceLoc{file_, t.line, t.col}; }
   [[noreturn]] void fail(const Token& t, const std::string& message) const;

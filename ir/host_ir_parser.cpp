@@ -1219,7 +1219,7 @@ class Parser {
       if (t.is("(") || t.is("[") || t.is("{")) ++depth;
       if (t.is(")") || t.is("]") || t.is("}")) --depth;
       if (prev) {
-        std::string_view gap = ts_.source().substr(prev->end, t.offset - prev->end);
+        std::string_view gap = ts_.source().substr(prev->end(), t.offset - prev->end());
         if (gap.find('\n') == std::string_view::npos) out += gap;
         else if (prev->kind == TokenKind::kWord && t.kind == TokenKind::kWord) out += " ";
       }

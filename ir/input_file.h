@@ -10,7 +10,7 @@ namespace braid {
 
 // 64 MiB: far above any nvFuser dump or machine file (a few MB with kernels), and small enough
 // that the lexer's tokens (56 bytes per token, up to one token per 2 bytes) stay under 2 GB.
-inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;
+inline constexpr int64_t kMaxInputFileBytes = int64_t{256} << 20;
 
 // The contents of `path`; `what` names the kind of file in messages ("host IR file").
 std::string readInputFile(const std::string& path, const std::string& what,

@@ -380,8 +380,11 @@ Scalar simplifyNode(ScalarOp op, const Scalar& a, const Scalar& b) {
       if (ca == 0) return b;
       if (cb == 0) return a;
       // (x + c1) + c2 -> x + (c1 + c2)
-      if (cb && a.op() == ScalarOp::kAdd && a.rhs().isConst())
-        return simplifyNode(ScalarOp::kAdd, a.lhs(), Scalar(*a.rhs().constValue() + *cb));
+      // (not when c1 + c2 overflows: then the sum is left as written, and evaluating it reports
+      // the overflow)
+      if (int64_t sum = 0; cb && a.op() == ScalarOp::kAdd && a.rhs().isConst() &&
+                           !__builtin_add_overflow(*a.rhs().constValue(), *cb, &sum))
+        return simplifyNode(ScalarOp::kAdd, a.lhs(), Scalar(sum));
       if (ca && !cb) return simplifyNode(ScalarOp::kAdd, b, a);  // constants go right
       break;
     case ScalarOp::kSub:

@@ -3,9 +3,10 @@
 # corpus from the repository's own files, and runs every target for SECONDS (default 60) each.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: host_ir_parser scalar_parser verify
 #        machine_json timeline_json; all by default). FUZZ_JOBS=N runs N workers per target
-# at once; FUZZ_NO_BUILD=1 uses the binaries already in build-fuzz/.
+# at once; FUZZ_BUILD_DIR=DIR uses another build directory configured with -DBRAID_FUZZ=ON
+# (scripts/test-all.sh passes build-asan); FUZZ_NO_BUILD=1 uses the binaries already there.
 # A crash, hang, leak or broken round trip stops that target, leaves the input under
-# build-fuzz/artifacts/TARGET/ and makes the script exit 1 (docs/FUZZING.md says what to do).
+# DIR/artifacts/TARGET/ and makes the script exit 1 (docs/FUZZING.md says what to do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -13,7 +14,7 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(host_ir_parser scalar_parser verify machine_json timeline_json)
 jobs=${FUZZ_JOBS:-1}
-out=build-fuzz
+out=${FUZZ_BUILD_DIR:-build-fuzz}
 
 if [[ -z ${FUZZ_NO_BUILD:-} ]]; then
   launcher=()

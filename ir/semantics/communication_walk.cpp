@@ -52,8 +52,12 @@ void Interpreter::runCommunication(const Communication& c) {
     out = need(c.output, c, "communication output");
   }
 
-  std::string key = communicatorName(c.backend, c.team);
-  teams_[key] = c.team;
+  auto [named, fresh] = communicatorNames_.try_emplace(&c);
+  if (fresh) {
+    named->second = communicatorName(c.backend, c.team);
+    teams_[named->second] = c.team;
+  }
+  const std::string& key = named->second;
   int32_t id = post(key, EventKind::kCollective, &c, communicationTypeName(t));
   Event& x = ev(id);
   x.comm = &c;

@@ -179,6 +179,9 @@ class Interpreter {
   // communicator -> rank -> its collectives in issue order
   std::map<std::string, std::map<int64_t, std::vector<int32_t>>> collectives_;
   std::map<std::string, std::vector<int64_t>> teams_;
+  // communicatorName of each Communication statement, built once: an 8192-rank team's name is
+  // 40 KB, and a loop posts the same statement many times.
+  std::unordered_map<const Communication*, std::string> communicatorNames_;
   std::vector<int32_t> p2pEvents_;
 };
 

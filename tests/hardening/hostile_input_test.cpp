@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ir/host_ir_lexer.h"
 #include "tests/support/cli_runner.h"
 
 namespace braid {
@@ -251,10 +252,43 @@ TEST_F(Hostile, DevZeroDirectoriesAndFifosAreRefused) {
 TEST_F(Hostile, FileOverTheSizeCapIsRefused) {
   fs::path big = dir_ / "big.hir";
   { std::ofstream(big) << " "; }
-  fs::resize_file(big, (std::uintmax_t{64} << 20) + 1);  // sparse: no disk used
+  fs::resize_file(big, (std::uintmax_t{256} << 20) + 1);  // sparse: no disk used
   Result r = hostile("print " + big.string(), 3);
   EXPECT_EQ(r.rc, 2);
-  EXPECT_THAT(r.err, HasSubstr("more than the 64 MiB"));
+  EXPECT_THAT(r.err, HasSubstr("more than the 256 MiB"));
+}
+
+// braid reads what it writes: a lowered 8192-rank 2D-mesh program is about 87 MB, over the old
+// 64 MiB cap. Here a program padded to 80 MiB with blank lines (as cheap to write as to lex).
+TEST_F(Hostile, FileOver64MiBUnderTheCapIsRead) {
+  std::string program = testing::slurpFile(example("stream_set_sync_loop.hir"));
+  fs::path big = dir_ / "padded.hir";
+  {
+    std::ofstream out(big, std::ios::binary);
+    std::string blank(1 << 20, ' ');
+    blank.back() = '\n';
+    for (int i = 0; i < 80; ++i) out << blank;
+    out << program;
+  }
+  ASSERT_GT(fs::file_size(big), std::uintmax_t{64} << 20);
+  Result r = hostile("print " + big.string(), 10);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("%HostIrContainer"));
+}
+
+// A file of tokens one byte each would take 32 bytes of memory per byte of input: the lexer
+// stops at its token limit with a location.
+TEST(Lexer, TokenLimitIsALocatedError) {
+  EXPECT_EQ(tokenize("a , b", "f.hir", 4).size(), 4u);  // 3 tokens and the end
+  try {
+    tokenize("a,b,c\nd,e", "f.hir", 7);
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.loc().line, 2);
+    EXPECT_EQ(e.loc().col, 3);
+    EXPECT_THAT(e.what(), HasSubstr("more than 7 tokens"));
+  }
+  EXPECT_EQ(sizeof(Token), 32u);
 }
 
 TEST_F(Hostile, NonUtf8FileNameWithJson) {

@@ -12,11 +12,13 @@ set(torch_hint "")
 if(TORCH_DIR)
   set(torch_hint -DTorch_DIR=${TORCH_DIR})
 endif()
-# A sanitized build (BRAID_SANITIZE) installs instrumented libraries: the consumer links the
-# sanitizer runtimes too.
+# A sanitized build (BRAID_SANITIZE or BRAID_FUZZ) installs instrumented libraries: the consumer
+# links the sanitizer runtimes too, with the compiler that built them (clang's and gcc's runtimes
+# differ).
 set(sanitize_flags "")
 if(SANITIZE)
-  set(sanitize_flags -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined)
+  set(sanitize_flags -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined
+                     -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/consumer -B ${work}/build -G Ninja
                         -DCMAKE_PREFIX_PATH=${work}/prefix ${torch_hint} ${sanitize_flags}
