@@ -165,7 +165,7 @@ def performance(mx, machine):
                      " / ".join(f"{ms(comm_each[c])} ({c})" for c in comms), ms(serial),
                      f"{ms(best_us)} (S={best[2]} {best[3]} {best[4]})" if best else "—", ms(ideal),
                      pct(ideal / best_us) if ideal and best_us else "—",
-                     f"{gflop / best_us * 1e-3:.3g}" if gflop and best_us else "—", ms(fused), ms(tserial),
+                     f"{gflop / best_us * 1e3:.3g}" if gflop and best_us else "—", ms(fused), ms(tserial),
                      pct(max(spreads)) if spreads else "—", flag])
     header = ["workload", "m×k×n", "GFLOP/rank", "GEMM alone ms", "comm alone ms", "serial ms",
               "best braid ms (S, protocol, transport)", "ideal ms", "% of ideal", "TFLOP/s", "torch fused ms",

@@ -90,6 +90,7 @@ class Performance(unittest.TestCase):
         self.assertIn("S=4 B nccl", r[6])          # best pipelined
         self.assertEqual(r[7], "0.700")            # ideal = max(GEMM, comm)
         self.assertEqual(r[8], "87.1%")            # 700 / 804
+        self.assertEqual(r[9], "150")              # 2*4096*8192*1792 FLOP in 804 us
         self.assertEqual(r[10], "0.900")           # torch fused
         self.assertEqual(r[11], "1.100")
         self.assertEqual(r[12], "1.0%")            # spread of the launches
