@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <ATen/cuda/CUDAGraph.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -109,6 +110,12 @@ class CudaDevice : public Device {
   }
 
   void hostSynchronize() override { checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+  void holdCurrentStream(double us) override {
+    // clock64 counts SM cycles; at the peak clock rate the spin lasts `us`, at any lower clock longer.
+    int khz = 0;
+    checkCuda(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, index_), "cudaDeviceGetAttribute (clock rate)");
+    at::cuda::sleep(static_cast<int64_t>(us * static_cast<double>(khz) / 1000.0));
+  }
 
   void setTiming(bool on) override { timing_ = on; }
   bool timing() const override { return timing_ && !capturing_; }

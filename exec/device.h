@@ -79,6 +79,12 @@ class Device {
   virtual std::unique_ptr<Captured> capture(const std::function<void()>& body);
   // Blocks the host until the device is idle (CPU: nothing to wait for).
   virtual void hostSynchronize() {}
+  // Enqueues at least `us` microseconds of waiting on the current stream (CUDA: a one-thread spin
+  // kernel), so that what the host issues next queues up behind it and runs back to back: the
+  // device spans of short operations then measure the device, not the host's issue rate (on an
+  // idle GPU a span's start event fires at once and the kernel arrives a launch later). Used by
+  // the microbenchmarks (exec/microbench.cpp). CPU: nothing to hold.
+  virtual void holdCurrentStream(double /*us*/) {}
 };
 
 std::unique_ptr<Device> makeCpuDevice();

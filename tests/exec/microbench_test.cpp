@@ -42,6 +42,65 @@ TEST(Microbench, TimesEveryEntryOnTheHostClock) {
   EXPECT_NE(lines[1].find("gemm 2x8x8x8 fp32"), std::string::npos) << lines[1];
 }
 
+// A CPU device that claims a device clock and records what the runner asks of it, to check how
+// timed repetitions are issued (the CUDA device does the real work on the GPU machines).
+class RecordingClockDevice : public Device {
+ public:
+  std::vector<std::string> calls;
+  at::Device device() const override { return at::Device(at::kCPU); }
+  std::string description() const override { return "recording"; }
+  bool hostOrdered() const override { return false; }
+  void beginRun() override { calls.push_back("beginRun"); }
+  void setCurrentStream(int32_t) override {}
+  int32_t currentStream() const override { return 0; }
+  void synchronize(int32_t) override {}
+  void recordUse(const at::Tensor&) override {}
+  void finishRun() override { calls.push_back("finishRun"); }
+  void setTiming(bool on) override { timing_ = on; }
+  bool timing() const override { return timing_; }
+  int32_t beginOp() override {
+    calls.push_back("beginOp");
+    return next_++;
+  }
+  void endOp(int32_t) override {}
+  std::vector<DeviceSpan> spans() override {
+    std::vector<DeviceSpan> s;
+    for (int32_t i = 0; i < next_; ++i) s.push_back({0, 10.0 * i, 10.0 * i + 4});
+    return s;
+  }
+  void holdCurrentStream(double us) override {
+    calls.push_back("hold");
+    heldUs = us;
+  }
+  double heldUs = 0;
+
+ private:
+  bool timing_ = false;
+  int32_t next_ = 0;
+};
+
+// With a device clock, the stream is held before the timed repetitions are issued, for longer than
+// issuing them takes, so short operations are timed back to back on the device instead of at the
+// host's issue rate (seen on two H100s: every small GEMM and collective timed at about 15 us).
+TEST(Microbench, DeviceClockTimingHoldsTheStreamBeforeTheRepetitions) {
+  MicrobenchPlan p;
+  p.reps = 12;
+  p.warmup = 1;
+  p.host = false;
+  p.gemms = {{16, 16, 16, 1, DataType::kFloat}};
+  RecordingClockDevice dev;
+  std::unique_ptr<Communicator> comm = makeSelfCommunicator();
+  MicrobenchTimes t = runMicrobench(p, dev, *comm, nullptr);
+  ASSERT_TRUE(t.deviceClock);
+  ASSERT_EQ(t.gemmUs.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.gemmUs[0], 4.0);  // the median of the recorded spans
+  std::vector<std::string> want = {"beginRun", "hold"};
+  for (int i = 0; i < p.reps; ++i) want.push_back("beginOp");
+  want.push_back("finishRun");
+  EXPECT_EQ(dev.calls, want);
+  EXPECT_GE(dev.heldUs, 50.0 * static_cast<double>(p.reps));  // tens of microseconds of issue per repetition
+}
+
 TEST(Microbench, OverlapNeedsATeamToOverlapWith) {
   MicrobenchPlan p;
   p.host = false;
