@@ -399,8 +399,11 @@ Scalar simplifyNode(ScalarOp op, const Scalar& a, const Scalar& b) {
       if (ca == 1) return b;
       if (cb == 1) return a;
       // c1 * (c2 * x) and (x * c2) * c1 -> (c1*c2) * x
-      if (ca && b.op() == ScalarOp::kMul && b.lhs().isConst())
-        return simplifyNode(ScalarOp::kMul, Scalar(*ca * *b.lhs().constValue()), b.rhs());
+      // (not when c1 * c2 overflows: the product is left as written, and evaluating it reports
+      // the overflow)
+      if (int64_t prod = 0; ca && b.op() == ScalarOp::kMul && b.lhs().isConst() &&
+                            !__builtin_mul_overflow(*ca, *b.lhs().constValue(), &prod))
+        return simplifyNode(ScalarOp::kMul, Scalar(prod), b.rhs());
       if (cb && !ca) return simplifyNode(ScalarOp::kMul, b, a);  // constants go left
       break;
     case ScalarOp::kDiv:

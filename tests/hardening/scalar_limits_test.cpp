@@ -61,6 +61,20 @@ TEST(ScalarLimits, EvaluationIsChecked) {
   EXPECT_THAT(errorOf([] { (void)(Scalar(kMax) + Scalar(1)); }), HasSubstr("overflow"));
 }
 
+// Simplification folds constants of nested sums and products only when the folded constant fits:
+// otherwise the expression stays as written and evaluating it reports the overflow (both found by
+// fuzz_scalar_parser under UBSan; the inputs are kept in tests/fuzz/inputs/scalar_parser/).
+TEST(ScalarLimits, SimplifyDoesNotFoldConstantsThatOverflow) {
+  Bindings b{{"x", 1}};
+  Scalar sum = parseScalar("(x + 9223372036854775807) + 1").simplify();
+  EXPECT_THAT(errorOf([&] { sum.evaluate(b); }), HasSubstr("overflow"));
+  Scalar prod = parseScalar("4611686018427387904 * (4 * x)").simplify();
+  EXPECT_THAT(errorOf([&] { prod.evaluate(b); }), HasSubstr("overflow"));
+  // What fits still folds.
+  EXPECT_EQ(parseScalar("3 * (4 * x)").simplify(), parseScalar("12 * x"));
+  EXPECT_EQ(parseScalar("(x + 3) + 4").simplify(), parseScalar("x + 7"));
+}
+
 TEST(ScalarLimits, MinimumLiteralReadsBack) {
   Scalar s(kMin);
   EXPECT_EQ(s.str(), "-9223372036854775808");
