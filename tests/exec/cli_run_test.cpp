@@ -15,7 +15,9 @@
 #include <iterator>
 #include <sstream>
 
-#include "exec/communicator.h"
+#ifdef BRAID_WITH_TORCH
+#include "exec/communicator.h"  // haveGloo(); it needs ATen, absent from a build without libtorch
+#endif
 #include "tests/support/shell_run.h"
 #include "tests/support/temp_dir.h"
 
