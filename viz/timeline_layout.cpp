@@ -249,10 +249,11 @@ class Builder : private Canvas {
     rl.bold = true;
     rl.y0 = top + 1;
     rl.y1 = top + 15;
+    const double below = rl.y1;  // read before text() appends: that may move the texts (and rl)
     if (g.ranks.size() > 1) {
       PlacedText& same = text(kMargin + 4, kMargin + kRankLabelW, 8, "(identical)");
-      same.y0 = rl.y1;
-      same.y1 = rl.y1 + 11;
+      same.y0 = below;
+      same.y1 = below + 11;
       same.color = "#666666";
     }
   }

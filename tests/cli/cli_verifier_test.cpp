@@ -26,6 +26,8 @@ TEST(CliVerifier, ConsumersRefuseAnIllFormedProgramPrintPrintsIt) {
     if (std::string(command) == "run") extra = " --backend cpu --ranks 1";
     testing::CliResult r = testing::runBraid(std::string(command) + " '" + file + "'" + extra);
     EXPECT_EQ(r.rc, 2) << r.out << r.err;
+    // A build without libtorch (the sanitized clang build) has no `braid run`; it says so, exit 2.
+    if (std::string(command) == "run" && r.err.find("built without libtorch") != std::string::npos) continue;
     EXPECT_THAT(r.err, HasSubstr(where));
   }
 }
