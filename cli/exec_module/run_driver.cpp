@@ -124,11 +124,11 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
   WorkloadParams params = cfg.params;
   if (!cfg.devicesSet && ranks_hint > 0) params.devices = ranks_hint;
   if (cfg.streams) params.streams = *cfg.streams;
-  params.lowering.streams = params.streams;
+  params.lowering.streams = poolOf(params);
   if (isFile(cfg.target)) {
     p.program = parseWellFormedHostProgramFile(cfg.target);
     p.devices = sem::ranksFromProgram(p.program);
-    p.streams = cfg.streams.value_or(4);
+    p.streams = params.pool > 0 ? params.pool : cfg.streams.value_or(4);  // numberOfStreams
     p.label = cfg.target;
     if (!cfg.referenceWorkload.empty()) {
       if (!cfg.devicesSet) params.devices = p.devices;
@@ -145,9 +145,12 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
     assignPrintedLocations(p.program, cfg.target + ".hir");
     const LoweringOptions& lo = p.workload->params.lowering;
     std::ostringstream os;
-    os << cfg.target << " (D=" << params.devices << ", S=" << params.streams << ", m=" << params.m
+    os << cfg.target << " (D=" << params.devices << ", S=" << params.streams;
+    if (params.pool > 0) os << ", P=" << params.pool;
+    os << ", m=" << params.m
        << ", k=" << params.k << ", n=" << params.n << ", protocol " << streamProtocolName(lo.protocol) << ", "
        << indexingName(lo.indexing) << ", " << pipelineKindName(lo.pipeline) << (lo.ringBuffers ? ", ring" : "")
+       << (lo.deferWaits ? ", deferred waits" : "") << (lo.prefetch ? ", prefetch" : "")
        << ")";
     p.label = os.str();
   }
