@@ -25,7 +25,7 @@ using namespace braid::testing;  // the catalog configurations and mutations
 VerifyResult check(const HostProgram& p, const Config& c) {
   VerifyOptions o;
   o.ranks = c.devices;
-  o.streams = c.streams;
+  o.streams = c.numberOfStreams();
   o.parallelismWarnings = false;
   return verifyProgram(p, o);
 }
