@@ -52,19 +52,26 @@ std::vector<std::string> splitList(const std::string& flag, const std::string& s
   return out;
 }
 
+// `v` as a whole integer, or nullopt.
+std::optional<int64_t> integer(const std::string& v) {
+  size_t used = 0;
+  int64_t x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || used == 0) return std::nullopt;
+  return x;
+}
+
 sim::TuneSpace spaceOf(const TuneArgs& a) {
   sim::TuneSpace s;
   s.streams.clear();
   for (const auto& v : splitList("--streams", a.streams)) {
-    size_t used = 0;
-    int64_t x = 0;
-    try {
-      x = std::stoll(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || used == 0) throw Error("--streams: '" + v + "' is not an integer");
-    s.streams.push_back(x);
+    std::optional<int64_t> x = integer(v);
+    if (!x) throw Error("--streams: '" + v + "' is not an integer");
+    s.streams.push_back(*x);
   }
   s.protocols = splitList("--protocols", a.protocols);
   s.pipelines = splitList("--pipelines", a.pipelines);
@@ -74,16 +81,9 @@ sim::TuneSpace spaceOf(const TuneArgs& a) {
       s.pools.push_back(0);
       continue;
     }
-    size_t used = 0;
-    int64_t x = 0;
-    try {
-      x = std::stoll(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || used == 0 || x <= 0)
-      throw Error("--pools: '" + v + "' is neither 'chunks' nor a positive number of streams");
-    s.pools.push_back(x);
+    std::optional<int64_t> x = integer(v);
+    if (!x || *x <= 0) throw Error("--pools: '" + v + "' is neither 'chunks' nor a positive number of streams");
+    s.pools.push_back(*x);
   }
   auto onOff = [](const char* flag, const std::string& list) {
     std::vector<bool> out;
