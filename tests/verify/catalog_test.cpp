@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <tuple>
 
 #include "ir/host_ir_text.h"
 #include "catalog/workload.h"
@@ -171,17 +170,6 @@ int mutateAndCheck(const std::string& name, const Config& c) {
 }
 
 class Mutants : public ::testing::TestWithParam<std::string> {};
-
-// The schedules of docs/LOWERING.md (one worker stream, deferred waits, prefetch): the same
-// mutations of their programs are caught the same way.
-TEST_P(Mutants, EveryMutantOfAScheduleIsCaught) {
-  const std::string name = GetParam();
-  for (auto [pool, defer, prefetch] : {std::tuple<int64_t, bool, bool>{1, true, false}, {1, false, true},
-                                       {1, true, true}, {2, true, true}})
-    for (auto pipeline : {PipelineKind::kCollective, PipelineKind::kP2P})
-      mutateAndCheck(name, Config{2, 2, StreamProtocol::kSeparateSyncLoop, StreamIndexing::kModulo, pipeline, false,
-                                  pool, defer, prefetch});
-}
 
 TEST_P(Mutants, EveryMutantIsCaught) {
   const std::string name = GetParam();
