@@ -56,6 +56,23 @@ TEST(CliRun, WorkloadOnTwoRanksMatchesTheReference) {
   EXPECT_NE(r.out.find("all 1 of 1 outputs match the float64 reference"), std::string::npos) << r.out;
 }
 
+// The schedules of docs/LOWERING.md on CPU ranks: one worker stream with the allgathers
+// prefetched (collective and p2p), and with the reduce-scatter's wait deferred to the join.
+TEST(CliRun, SchedulesMatchTheReference) {
+  NEED_GLOO();
+  for (const char* args : {"ag_matmul --ranks 2 --streams 2 --pool 1 --prefetch",
+                           "ag_matmul --ranks 3 --pipeline p2p --streams 1 --prefetch",
+                           "matmul_rs --ranks 2 --streams 2 --pool 1 --defer-waits",
+                           "mlp --ranks 2 --streams 2 --pool 1 --defer-waits --prefetch"}) {
+    Result r = braid(std::string("run ") + args + " --backend cpu --m 48 --k 24 --n 36");
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("all 1 of 1 outputs match the float64 reference"), std::string::npos) << args << "\n" << r.out;
+  }
+  Result r = braid("run matmul_rs --ranks 2 --streams 2 --pool 1 --defer-waits --backend cpu --m 48 --k 24 --n 36");
+  EXPECT_NE(r.out.find("P=1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("numberOfStreams=1"), std::string::npos) << r.out;
+}
+
 TEST(CliRun, OneRankRunsInProcess) {
   Result r = braid(std::string("run mlp --ranks 1 ") + kSmall + " --seed 3");
   EXPECT_EQ(r.code, 0) << r.out;
