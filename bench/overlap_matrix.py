@@ -334,7 +334,9 @@ def tune_unit(unit, machine, args):
     streams = ",".join(str(s) for s in args.streams)
     cmd = [args.braid, "tune", unit["workload"], "--machine", machine, "--devices", str(args.ranks), "--m", str(m),
            "--k", str(k), "--n", str(n), "--dtype", args.dtype, "--streams", streams, "--protocols", protocols,
-           "--pipelines", "collective", "--top", "100", "--json"]
+           "--pipelines", "collective", "--top", "100", "--json",
+           # the schedules the matrix measures: one stream per chunk, waits in the loop, no prefetch
+           "--pools", "chunks", "--defer-waits", "off", "--prefetch", "off"]
     code, out, _ = sh(cmd, 300)
     rec = {"type": "tune", "workload": unit["workload"], "m": m, "k": k, "n": n, "size": unit["size"],
            "dtype": args.dtype, "ranks": args.ranks, "machine": machine, "exit_code": code}
