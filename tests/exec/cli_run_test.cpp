@@ -253,6 +253,65 @@ TEST(CliRun, RunsAsARankUnderOpenMpiEnvironment) {
   EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
 }
 
+// A socket listening on a port the OS picks, held for the test's life: a port someone else took.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 16) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port_ = ntohs(a.sin_port);
+  }
+  ~HeldPort() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// The launcher's port was taken before rank 0 could listen on it (the GPU run's EADDRINUSE):
+// it starts the ranks again on another port and the run succeeds.
+TEST(CliRun, TakenRendezvousPortIsReplacedByAFreshOne) {
+  NEED_GLOO();
+  HeldPort held;
+  ASSERT_GT(held.port(), 0);
+  Result r = braid("run allreduce --backend cpu --ranks 2 --timeout 20 " + std::string(kSmall),
+                   "BRAID_RUN_PORT=" + std::to_string(held.port()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("port " + std::to_string(held.port()) + " on 127.0.0.1 was taken"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("all 1 of 1 outputs match"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 15) << r.out;
+}
+
+// Under another launcher the port is the user's: a taken one is an error, not a retry.
+TEST(CliRun, TakenPortUnderTorchrunIsAnError) {
+  NEED_GLOO();
+  HeldPort held;
+  ASSERT_GT(held.port(), 0);
+  Result r = braid("run allreduce --backend cpu --timeout 10 --devices 2 " + std::string(kSmall),
+                   "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                       std::to_string(held.port()));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot serve the rendezvous store on port " + std::to_string(held.port())),
+            std::string::npos)
+      << r.out;
+}
+
+// Launches back to back, as a sweep script makes them, each find a port of their own.
+TEST(CliRun, LaunchesBackToBackEachFindAPort) {
+  NEED_GLOO();
+  for (int i = 0; i < 4; ++i) {
+    Result r = braid("run allreduce --backend cpu --ranks 2 --timeout 20 --no-check " + std::string(kSmall));
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+}
+
 }  // namespace
 
 #endif  // BRAID_WITH_TORCH
