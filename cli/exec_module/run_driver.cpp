@@ -270,7 +270,7 @@ std::string sweepTag(const RunConfig::SweepPoint& p) {
   return s;
 }
 
-// t.json -> t.streams2.protocolB.pipelinep2p.json (any character but [A-Za-z0-9_-] becomes _).
+// t.json -> t.streams2.protocolB.pipelinep2p.json (any character but [A-Za-z0-9_.-] becomes _).
 std::string sweepFile(const std::string& file, const RunConfig::SweepPoint& p) {
   if (file.empty()) return file;
   std::string suffix;

@@ -134,18 +134,31 @@ TEST(Reference, EveryWorkloadOnOneRank) {
   }
 }
 
-// Warm-up runs happen between the checked run and the timed ones, and are not timed.
-TEST(Reference, WarmupRunsAreRunButNotTimed) {
-  auto comm = makeSelfCommunicator();
+// A workload at m=8, k=4, n=4 on one device, lowered, with its reference.
+struct SmallWorkload {
+  Workload reference;
+  HostProgram program;
+};
+
+SmallWorkload smallWorkload(const std::string& name, int64_t streams, DataType dtype = DataType::kFloat) {
   WorkloadParams p;
   p.devices = 1;
-  p.streams = 2;
+  p.streams = streams;
   p.m = 8;
   p.k = 4;
   p.n = 4;
-  Workload w = makeWorkload("matmul_rs", p);
-  Workload to_lower = makeWorkload("matmul_rs", p);
-  HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+  p.dtype = dtype;
+  Workload to_lower = makeWorkload(name, p);  // lowering rewrites its fusion: the reference is another
+  HostProgram program = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+  return {makeWorkload(name, p), std::move(program)};
+}
+
+// Warm-up runs happen between the checked run and the timed ones, and are not timed.
+TEST(Reference, WarmupRunsAreRunButNotTimed) {
+  auto comm = makeSelfCommunicator();
+  SmallWorkload sw = smallWorkload("matmul_rs", 2);
+  const HostProgram& prog = sw.program;
+  const Workload& w = sw.reference;
   for (int64_t warmup : {0, 3}) {
     CheckOptions o;
     o.numberOfStreams = 2;
@@ -167,16 +180,10 @@ TEST(Reference, InputCacheIsReusedAndChecksTheSame) {
   auto comm = makeSelfCommunicator();
   std::map<std::string, at::Tensor> cache;
   for (int64_t s : {1, 2, 2}) {
-    WorkloadParams p;
-    p.devices = 1;
-    p.streams = s;
-    p.m = 8;
-    p.k = 4;
-    p.n = 4;
-    p.dtype = DataType::kDouble;  // slices may alias the cached tensors: the program must not write them
-    Workload w = makeWorkload("matmul_ar", p);
-    Workload to_lower = makeWorkload("matmul_ar", p);
-    HostProgram prog = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+    // float64: slices may alias the cached tensors, and the program must not write into them.
+    SmallWorkload sw = smallWorkload("matmul_ar", s, DataType::kDouble);
+    const HostProgram& prog = sw.program;
+    const Workload& w = sw.reference;
     CheckOptions o;
     o.numberOfStreams = s;
     o.inputCache = &cache;
