@@ -85,6 +85,10 @@ BRAID_REGISTER_COMMAND(Command{
                      "run every communication on this transport whatever its backend= says: nccl or cuda "
                      "(the copy engines over CUDA IPC; both --backend cuda), or gloo (--backend cpu)")
           ->check(CLI::IsMember({"nccl", "cuda", "gloo"}));
+      sub.add_option("--sm-carveout", c.smCarveout,
+                     "leave N SMs of each GPU to the communication kernels: cuBLAS GEMMs target the GPU's SMs minus N "
+                     "(--backend cuda; default 0: cuBLAS's own choice)")
+          ->check(CLI::Range(int64_t{0}, int64_t{1024}));
       sub.add_option_function<std::string>(
              "--comm-priority", [&c](const std::string& v) { c.commHighPriority = v == "high"; },
              "priority of the communicators' own streams (--backend cuda): normal (default) or high, so NCCL's "

@@ -5,12 +5,14 @@
 
 #include <optional>
 
+#include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include "exec/cuda_check.h"
@@ -45,6 +47,7 @@ class CudaDevice : public Device {
     cudaDeviceProp props{};
     checkCuda(cudaGetDeviceProperties(&props, index_), "cudaGetDeviceProperties");
     name_ = props.name;
+    smCount_ = props.multiProcessorCount;
   }
 
   ~CudaDevice() override {
@@ -69,6 +72,7 @@ class CudaDevice : public Device {
       streams_[i + 1] = c10::cuda::getStreamFromExternal(owned_[i], index_);
     guard_.emplace(origin);
     current_ = 0;
+    applyCarveout();
     spans_.clear();
     spanEvents_.clear();
     usedTimed_ = 0;
@@ -81,6 +85,15 @@ class CudaDevice : public Device {
   void setCurrentStream(int32_t slot) override {
     guard_->reset_stream(streamOf(slot));
     current_ = slot;
+    applyCarveout();
+  }
+
+  void setComputeSmCarveout(int32_t sms) override {
+    if (sms < 0 || sms >= smCount_)
+      throw Error("--sm-carveout " + std::to_string(sms) + ": " + name_ + " has " + std::to_string(smCount_) +
+                  " SMs; leave between 0 and " + std::to_string(smCount_ - 1) + " of them to the communication");
+    carveout_ = sms;
+    applyCarveout();
   }
   int32_t currentStream() const override { return current_; }
 
@@ -205,6 +218,18 @@ class CudaDevice : public Device {
   }
 
   c10::DeviceIndex index_;
+  // The SM count target of ATen's cuBLAS handle for this thread and the current stream (ATen
+  // hands out a handle per thread and device and sets its stream on every call): set again
+  // whenever the current stream changes, cheap, and a no-op when no carve-out was asked.
+  void applyCarveout() {
+    if (carveout_ == 0 && !carveoutApplied_) return;
+    cublasStatus_t st = cublasSetSmCountTarget(at::cuda::getCurrentCUDABlasHandle(), carveout_ ? smCount_ - carveout_ : 0);
+    if (st != CUBLAS_STATUS_SUCCESS) throw Error("cublasSetSmCountTarget failed (status " + std::to_string(static_cast<int>(st)) + ")");
+    carveoutApplied_ = carveout_ != 0;
+  }
+  int smCount_ = 0;
+  int32_t carveout_ = 0;
+  bool carveoutApplied_ = false;
   std::string name_;
   std::vector<cudaStream_t> owned_;               // slot i + 1's stream
   std::vector<c10::cuda::CUDAStream> streams_;    // by slot; [0] = the default stream of the run

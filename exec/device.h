@@ -85,6 +85,12 @@ class Device {
   // idle GPU a span's start event fires at once and the kernel arrives a launch later). Used by
   // the microbenchmarks (exec/microbench.cpp). CPU: nothing to hold.
   virtual void holdCurrentStream(double /*us*/) {}
+  // Leave `sms` SMs of the GPU to other kernels (the communicators'): cuBLAS GEMMs are asked to
+  // target the GPU's SM count minus `sms` (cublasSetSmCountTarget on the handle ATen uses), so an
+  // NCCL kernel posted beside a GEMM finds SMs free instead of waiting for GEMM blocks to retire.
+  // 0 (the default) leaves cuBLAS its own choice. CUDA devices only; throws Error when `sms` is
+  // not below the GPU's SM count.
+  virtual void setComputeSmCarveout(int32_t /*sms*/) {}
 };
 
 std::unique_ptr<Device> makeCpuDevice();

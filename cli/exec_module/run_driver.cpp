@@ -378,6 +378,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   std::unique_ptr<Device>& device = st.device;
   std::unique_ptr<Communicator>& comm = st.comm;
   if (cuda && !device) device = makeCudaDevice(env.localRank);
+  if (device) device->setComputeSmCarveout(static_cast<int32_t>(cfg.smCarveout));
   if (!comm)
     comm = cuda ? cudaCommunicator(program, cfg, rendezvousOf(env, cfg.timeoutSec, "braid/"), env.localRank)
                 : connectRank(env, cuda, cfg.timeoutSec, "braid/");
@@ -457,6 +458,9 @@ int runCommand(const RunConfig& cfg) {
   if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
   if (!cuda && (cfg.backendOverride == "nccl" || cfg.backendOverride == "cuda"))
     throw Error("--backend-override " + cfg.backendOverride + " needs --backend cuda");
+  if (!cuda && (cfg.smCarveout > 0 || cfg.commHighPriority))
+    throw Error(std::string(cfg.smCarveout > 0 ? "--sm-carveout" : "--comm-priority high") +
+                " needs --backend cuda (it is about GPU SMs and streams)");
   if (!cuda && (cfg.graph || !cfg.timelineFile.empty() || !cfg.traceFile.empty()))
     throw Error(std::string(cfg.graph ? "--graph" : "--timeline / --trace") +
                 " needs --backend cuda (CPU ops have no device clock or stream capture)");

@@ -53,6 +53,17 @@ TEST(GpuCli, GraphAndTimelineNeedTheCudaBackend) {
   }
 }
 
+TEST(GpuCli, SmCarveoutAndCommPriorityNeedTheCudaBackend) {
+  Cli r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --sm-carveout 16");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--sm-carveout needs --backend cuda")) << r.out;
+  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --comm-priority high");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--comm-priority high needs --backend cuda")) << r.out;
+  r = runCli("run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --sm-carveout -1");
+  EXPECT_NE(r.code, 0) << r.out;
+}
+
 TEST(GpuCli, TimelineRunMustNameATimedRunOfARecordedTimeline) {
   const std::string run = "run ag_matmul --ranks 1 --devices 1 --m 8 --k 4 --n 4 --repeat 2 --timeline-run ";
   const std::pair<std::string, std::string> refused[] = {
@@ -333,6 +344,18 @@ TEST(GpuCli, HighPriorityCommunicatorStreamsOnTwoGpus) {
   Cli bad = runCli("run matmul_rs --backend cuda --comm-priority urgent --ranks 2");
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(contains(bad.out, "--comm-priority")) << bad.out;
+}
+
+// --sm-carveout: GEMMs on fewer SMs still compute the reference's numbers; a carve-out as large as
+// the GPU is refused with the GPU's SM count.
+TEST(GpuCli, SmCarveoutKeepsResultsAndRefusesTheWholeGpu) {
+  NEED_GPUS(2);
+  Cli r = runCli("run matmul_rs --backend cuda --sm-carveout 32 --comm-priority high --ranks 2 --m 256 --k 128 --n 64 "
+                 "--streams 2 --pool 1 --defer-waits --timeout 60");
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = runCli("run matmul_rs --backend cuda --sm-carveout 1000 --ranks 2 --m 64 --k 32 --n 32 --timeout 60");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "SMs; leave between 0 and")) << r.out;
 }
 
 // backend=CUDA in the program runs on the copy engines without any override, also next to NCCL
