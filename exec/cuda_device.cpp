@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Sleep.h>
@@ -92,8 +93,7 @@ class CudaDevice : public Device {
     if (sms < 0 || sms >= smCount_)
       throw Error("--sm-carveout " + std::to_string(sms) + ": " + name_ + " has " + std::to_string(smCount_) +
                   " SMs; leave between 0 and " + std::to_string(smCount_ - 1) + " of them to the communication");
-    carveout_ = sms;
-    applyCarveout();
+    carveout_ = sms;  // applied at the next beginRun / setCurrentStream, once ATen's allocator is up
   }
   int32_t currentStream() const override { return current_; }
 
@@ -223,6 +223,12 @@ class CudaDevice : public Device {
   // whenever the current stream changes, cheap, and a no-op when no carve-out was asked.
   void applyCarveout() {
     if (carveout_ == 0 && !carveoutApplied_) return;
+    // ATen's cuBLAS handle comes with a workspace from the caching allocator, which initializes
+    // lazily on the first CUDA tensor: make sure there was one.
+    if (!allocatorReady_) {
+      (void)at::empty({1}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, index_));
+      allocatorReady_ = true;
+    }
     cublasStatus_t st = cublasSetSmCountTarget(at::cuda::getCurrentCUDABlasHandle(), carveout_ ? smCount_ - carveout_ : 0);
     if (st != CUBLAS_STATUS_SUCCESS) throw Error("cublasSetSmCountTarget failed (status " + std::to_string(static_cast<int>(st)) + ")");
     carveoutApplied_ = carveout_ != 0;
@@ -230,6 +236,7 @@ class CudaDevice : public Device {
   int smCount_ = 0;
   int32_t carveout_ = 0;
   bool carveoutApplied_ = false;
+  bool allocatorReady_ = false;
   std::string name_;
   std::vector<cudaStream_t> owned_;               // slot i + 1's stream
   std::vector<c10::cuda::CUDAStream> streams_;    // by slot; [0] = the default stream of the run
