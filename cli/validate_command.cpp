@@ -34,6 +34,7 @@ struct ValidateArgs {
   std::string picture;
   int64_t top = 10;
   bool noSkew = false;
+  std::string transport = "nccl";
 };
 
 // The predicted timeline on each rank's own clock, as the measured one counts: rank r's ops
@@ -62,6 +63,9 @@ int runValidate(ValidateArgs& a) {
   // The measured ranks started at different moments (sim/rank_skew.h): simulate that.
   std::vector<double> skew = a.noSkew ? std::vector<double>{} : sim::rankStartOffsets(measured);
   p.options.rankStartUs = skew;
+  if (a.transport != "nccl" && a.transport != "cuda")
+    throw Error("--transport: expected nccl or cuda, got \"" + a.transport + "\"");
+  p.options.copyEngines = a.transport == "cuda";
   sim::SimResult r = sim::simulate(*p.program, machine, p.options);
   if (r.engine.deadlocked) {
     std::cerr << "braid validate: the simulated program deadlocks: " << sim::describeDeadlock(r) << "\n";
@@ -111,6 +115,8 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--trace", s.trace, "write one Perfetto trace with the measured and predicted streams side by side");
       sub.add_option("--picture", a->picture, "draw both timelines on one time scale: OUT.svg, OUT.png or OUT.dot");
       sub.add_option("--top", a->top, "list the N operations with the largest errors (default 10)");
+      sub.add_option("--transport", a->transport,
+                     "how the measured run moved data: nccl (NCCL kernels, default) or cuda (copy engines: no SMs held)");
       sub.add_flag("--no-skew", a->noSkew,
                    "start every rank at 0 (default: each rank starts when the measured collectives' ends say it did)");
       addWorkloadFlags(sub, s.flags, simDefaults());

@@ -392,7 +392,7 @@ class Engine {
     j.share.fill(0);
     j.startedAt = now_;
     j.blockedOn.clear();
-    if (mc_.contention.commWaitsForDispatch)
+    if (mc_.contention.commWaitsForDispatch && rv.smsHeld > 0)  // a kernel that holds no SMs never queues
       for (int32_t m : rv.members) {
         int32_t gpu = g_.gpu[static_cast<size_t>(m)];
         if (dispatchBlocks(gpu, now_) && std::find(j.blockedOn.begin(), j.blockedOn.end(), gpu) == j.blockedOn.end())

@@ -292,7 +292,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       s.succs[fill[static_cast<size_t>(s.preds[k])]++] = static_cast<int32_t>(i);
 
   // Rendezvous: collectives by their group; coalesced P2P groups joined through their pairs.
-  int64_t held = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
+  int64_t held = mc.contention.smSharing && !o.copyEngines ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
   std::unordered_map<const Communication*, int64_t> nodes_of;  // a statement's team spans these nodes
   for (const sem::CollectiveGroup& grp : g.groups) {
     if (grp.p2p || grp.members.empty()) continue;

@@ -47,6 +47,7 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
   SimGraphOptions go;
   go.hostTraces = &r.hostTraces;
   go.rankStartUs = &o.rankStartUs;
+  go.copyEngines = o.copyEngines;
   r.sim = buildSimGraph(r.graph, r.machine, go);
   EngineOptions eo;
   eo.recordSmCounters = o.recordSmCounters;

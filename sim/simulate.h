@@ -31,6 +31,7 @@ struct SimOptions {
   // When each rank's host thread starts, by rank id (empty: all at 0). Ranks that start at
   // different times are not folded.
   std::vector<double> rankStartUs;
+  bool copyEngines = false;  // communications on the copy engines (SimGraphOptions::copyEngines)
 };
 
 // One rank's figures, all in microseconds from the program's start.
