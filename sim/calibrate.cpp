@@ -392,7 +392,13 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
     for (size_t i = 0; i < nm; ++i) r[i] = (pred[i] - meas[i]) / meas[i];
     for (size_t i = 0; i < n; ++i) r[nm + i] = kPriorWeight * (x[i] - x0[i]);
   };
-  FitResult f = levenbergMarquardt(p, x0);
+  // Converged when an accepted step lowers the cost by less than 1e-7 of it: the cost is only
+  // piecewise smooth (tile choices, rooflines), and LM's default 1e-12 would creep for hundreds of
+  // iterations on steps that change no prediction by a visible amount.
+  FitOptions fo;
+  fo.maxIterations = 300;
+  fo.relativeTolerance = 1e-7;
+  FitResult f = levenbergMarquardt(p, x0, fo);
   out.machine = machineAt(f.x);
   out.iterations = f.iterations;
   out.converged = f.converged;
