@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "ir/host_ir.h"
 #include "sim/machine.h"
 #include "tests/support/error_of.h"
 
