@@ -2,12 +2,17 @@
 // a measured timeline came from and compare them op by op (docs/CALIBRATION.md, "Validating").
 // Exit 0 when compared, 1 when the simulated program deadlocks, 2 on bad input.
 #include <iostream>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/sim_target.h"
 #include "ir/error.h"
 #include "ir/timeline.h"
+#include "sim/rank_skew.h"
 #include "sim/report.h"
 #include "viz/render.h"
 #include "viz/timeline_draw.h"
@@ -17,12 +22,30 @@
 namespace braid::cli {
 namespace {
 
+std::string fmtUs(double us) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", us);
+  return b;
+}
+
 struct ValidateArgs {
   SimArgs sim;
   std::string measured;
   std::string picture;
   int64_t top = 10;
+  bool noSkew = false;
+  std::string transport = "nccl";
 };
+
+// The predicted timeline on each rank's own clock, as the measured one counts: rank r's ops
+// shifted back by the start the simulation gave it.
+void toRankClocks(Timeline& t, const std::vector<double>& start) {
+  for (auto& op : t.ops) {
+    double s = op.rank >= 0 && static_cast<size_t>(op.rank) < start.size() ? start[static_cast<size_t>(op.rank)] : 0;
+    op.startUs -= s;
+    op.endUs -= s;
+  }
+}
 
 int runValidate(ValidateArgs& a) {
   SimArgs& s = a.sim;
@@ -37,12 +60,19 @@ int runValidate(ValidateArgs& a) {
   sim::Machine machine = loadMachineFor(s.machine, s.nodes, s.gpusPerNode);
   Prepared p;
   prepare(s, parsed ? &*parsed : nullptr, p);
+  // The measured ranks started at different moments (sim/rank_skew.h): simulate that.
+  std::vector<double> skew = a.noSkew ? std::vector<double>{} : sim::rankStartOffsets(measured);
+  p.options.rankStartUs = skew;
+  if (a.transport != "nccl" && a.transport != "cuda")
+    throw Error("--transport: expected nccl or cuda, got \"" + a.transport + "\"");
+  p.options.copyEngines = a.transport == "cuda";
   sim::SimResult r = sim::simulate(*p.program, machine, p.options);
   if (r.engine.deadlocked) {
     std::cerr << "braid validate: the simulated program deadlocks: " << sim::describeDeadlock(r) << "\n";
     return 1;
   }
   Timeline predicted = sim::toTimeline(r, p.name);
+  toRankClocks(predicted, skew);
   viz::Validation v = viz::compareTimelines(measured, predicted);
   if (!s.timeline.empty()) writeTimelineFile(predicted, s.timeline);
   if (!s.trace.empty()) viz::writeChromeTrace(viz::sideBySide(measured, predicted), s.trace);
@@ -52,11 +82,18 @@ int runValidate(ValidateArgs& a) {
     viz::renderTimelines({measured, predicted}, o, a.picture);
   }
   if (s.json) {
-    std::cout << viz::validationJson(v) << "\n";
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(viz::validationJson(v));
+    j["rank_start_us"] = skew;
+    std::cout << j.dump(1) << "\n";
     return 0;
   }
   std::cout << "braid validate: " << a.measured << " (" << measured.machine << ") against " << p.name << " on "
             << machine.name << ", " << r.numRanks() << " rank(s)\n"
+            << (skew.empty() ? std::string() : "rank starts (from the measured collectives' ends):" + [&] {
+                 std::string t;
+                 for (size_t i = 0; i < skew.size(); ++i) t += " rank " + std::to_string(i) + " +" + fmtUs(skew[i]) + " us";
+                 return t + "\n";
+               }())
             << viz::validationReport(v, static_cast<size_t>(a.top));
   for (const auto* f : {&s.timeline, &s.trace, &a.picture})
     if (!f->empty()) std::cout << "wrote " << *f << "\n";
@@ -78,6 +115,10 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--trace", s.trace, "write one Perfetto trace with the measured and predicted streams side by side");
       sub.add_option("--picture", a->picture, "draw both timelines on one time scale: OUT.svg, OUT.png or OUT.dot");
       sub.add_option("--top", a->top, "list the N operations with the largest errors (default 10)");
+      sub.add_option("--transport", a->transport,
+                     "how the measured run moved data: nccl (NCCL kernels, default) or cuda (copy engines: no SMs held)");
+      sub.add_flag("--no-skew", a->noSkew,
+                   "start every rank at 0 (default: each rank starts when the measured collectives' ends say it did)");
       addWorkloadFlags(sub, s.flags, simDefaults());
       return [a] { return runValidate(*a); };
     },

@@ -13,6 +13,7 @@
 
 #include "sim/cost_model.h"
 #include "sim/fit.h"
+#include "sim/overlap_model.h"
 
 namespace braid::sim {
 
@@ -70,14 +71,10 @@ static const char* hostCostField(HostCall c) {
 // hostCostRef only picks the field; reading through it leaves the machine as it was.
 double hostCostUs(const Machine& mc, HostCall c) { return hostCostRef(const_cast<Machine&>(mc), c); }
 
-double gemmBesideFactor(const Machine& mc, const GemmShape& g) {
-  if (!mc.contention.smSharing) return 1.0;
-  KernelCost k = gemmCost(mc, g.flops(), g.bytes(), g.dtype, g.batch, g.m, g.n);
-  double left = static_cast<double>(mc.gpu.sms - mc.nccl.channels * mc.nccl.smsPerChannel);
-  return smSlowdown(mc, k.tiles, left, mc.contention.smSharingWaves);
+std::pair<double, double> overlapFactors(const Machine& mc, const OverlapMeasurement& v) {
+  OverlapPrediction p = simulateOverlap(mc, v.gemm, v.collective);
+  return {p.gemmBesideUs / std::max(p.gemmAloneUs, 1e-9), p.commBesideUs / std::max(p.commAloneUs, 1e-9)};
 }
-
-double commBesideFactor(const Machine& mc) { return 1.0 / mc.contention.commRateUnderCompute; }
 
 Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) {
   Measurements m = shapes;
@@ -88,9 +85,10 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
   for (auto& h : m.host) h.us = hostCostUs(mc, h.call);
   for (auto& v : m.overlaps) {
     v.gemmAloneUs = predictGemmUs(mc, v.gemm);
-    v.gemmBesideUs = v.gemmAloneUs * gemmBesideFactor(mc, v.gemm);
     v.commAloneUs = predictCollectiveUs(mc, v.collective);
-    v.commBesideUs = v.commAloneUs * commBesideFactor(mc);
+    auto [gf, cf] = overlapFactors(mc, v);
+    v.gemmBesideUs = v.gemmAloneUs * gf;
+    v.commBesideUs = v.commAloneUs * cf;
   }
   return m;
 }
@@ -154,8 +152,9 @@ static std::vector<double> predicted(const Machine& mc, const Measurements& m) {
   for (const auto& p : m.p2p) out.push_back(predictP2PUs(mc, p));
   for (const auto& h : m.host) out.push_back(hostCostUs(mc, h.call));
   for (const auto& v : m.overlaps) {
-    out.push_back(v.gemmAloneUs * gemmBesideFactor(mc, v.gemm));
-    out.push_back(v.commAloneUs * commBesideFactor(mc));
+    auto [gf, cf] = overlapFactors(mc, v);
+    out.push_back(v.gemmAloneUs * gf);
+    out.push_back(v.commAloneUs * cf);
   }
   return out;
 }
@@ -183,16 +182,30 @@ static Knob refKnob(std::string name, Ref ref, double lo, double hi) {
               [ref](Machine& m, double v) { ref(m) = v; }, lo, hi};
 }
 
+// An efficiency curve's knots, fitted as a non-decreasing curve capped at 1 (bigger GEMMs,
+// copies and messages run at least as efficiently as smaller ones): the first knot's value, then
+// each knot's ratio to the one before (>= 1). Fitted knot by knot, a curve bent to single
+// measurements went down and up again (0.084 at one knot of the first H100 fit).
 static void curveKnobs(std::vector<Knob>& out, const std::string& name, EfficiencyCurve GpuModel::*gpuCurve,
                        EfficiencyCurve NcclModel::*ncclCurve, size_t points) {
-  for (size_t i = 0; i < points; ++i)
-    out.push_back(refKnob(
-        name + "[" + std::to_string(i) + "]",
-        [=](Machine& m) -> double& {
-          EfficiencyCurve& c = gpuCurve ? m.gpu.*gpuCurve : m.nccl.*ncclCurve;
-          return c.points[i].second;
-        },
-        1e-3, 1.0));
+  auto curve = [=](Machine& m) -> EfficiencyCurve& { return gpuCurve ? m.gpu.*gpuCurve : m.nccl.*ncclCurve; };
+  for (size_t i = 0; i < points; ++i) {
+    if (i == 0) {
+      out.push_back(refKnob(name + "[0]", [=](Machine& m) -> double& { return curve(m).points[0].second; }, 1e-3, 1.0));
+      continue;
+    }
+    // Knobs are set in order, so knot i - 1 already has its new value when knot i is set.
+    out.push_back(Knob{name + "[" + std::to_string(i) + "] / [" + std::to_string(i - 1) + "]",
+                       [=](const Machine& m) {
+                         const auto& pts = curve(const_cast<Machine&>(m)).points;
+                         return std::max(1.0, pts[i].second / pts[i - 1].second);
+                       },
+                       [=](Machine& m, double v) {
+                         auto& pts = curve(m).points;
+                         pts[i].second = std::min(1.0, pts[i - 1].second * v);
+                       },
+                       1.0, 1e3});
+  }
 }
 
 // Multiplies a group of NCCL latencies (every algorithm and protocol) by one factor: the
@@ -250,6 +263,26 @@ static std::vector<Knob> knobsFor(const Machine& base, const Measurements& m, st
   } else {
     notes.push_back("no collective or p2p measurements: nccl kept");
   }
+  // One bandwidth factor per measured collective kind (NCCL's kernels differ by kind). The shared
+  // efficiency curve sets the level, so one kind keeps factor 1 and anchors it: Allreduce when
+  // measured, else the first measured kind. (P2P transfers cannot anchor it: nvlink.bandwidth_gbps
+  // scales them as well.)
+  {
+    std::set<CommunicationType> kinds;
+    for (const auto& c : m.collectives) kinds.insert(c.kind);
+    for (const auto& v : m.overlaps) kinds.insert(v.collective.kind);
+    if (!kinds.empty()) {
+      CommunicationType anchor = kinds.count(CommunicationType::kAllreduce) ? CommunicationType::kAllreduce : *kinds.begin();
+      notes.push_back(std::string("nccl.kind_bandwidth_factor.") + communicationTypeName(anchor) +
+                      " kept: it anchors nccl.bandwidth_efficiency");
+      for (CommunicationType t : kinds) {
+        if (t == anchor) continue;
+        k.push_back(refKnob(std::string("nccl.kind_bandwidth_factor.") + communicationTypeName(t),
+                            [t](Machine& mc) -> double& { return mc.nccl.kindBandwidthFactor[static_cast<size_t>(t)]; },
+                            0.1, 10.0));
+      }
+    }
+  }
   if (intraColl) k.push_back(latencyScaleKnob("nccl.latency_scale (base and intra-node step latencies x)", base, false));
   if (interColl)
     k.push_back(latencyScaleKnob("nccl.inter_step_latency_scale (inter-node step latencies x)", base, true));
@@ -290,8 +323,10 @@ static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std:
   auto cost = [&](const Machine& c) {
     double s = 0;
     for (const auto& v : m.overlaps) {
-      double e = (v.gemmAloneUs * gemmBesideFactor(c, v.gemm) - v.gemmBesideUs) / v.gemmBesideUs;
-      s += e * e;
+      auto [gf, cf] = overlapFactors(c, v);
+      double e = (v.gemmAloneUs * gf - v.gemmBesideUs) / v.gemmBesideUs;
+      double f = (v.commAloneUs * cf - v.commBesideUs) / v.commBesideUs;
+      s += e * e + f * f;
     }
     return s;
   };
@@ -300,22 +335,30 @@ static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std:
   Machine off = mc;
   off.contention.smSharing = false;
   if (cost(off) < bestCost - 1e-15) best = off, bestCost = cost(off);
-  for (bool waves : {false, true})
-    for (int64_t ch = 1; ch * std::max<int64_t>(mc.nccl.smsPerChannel, 1) < mc.gpu.sms && ch <= 64; ++ch) {
-      Machine c = mc;
-      c.contention.smSharing = true;
-      c.contention.smSharingWaves = waves;
-      c.nccl.channels = ch;
-      double e = cost(c);
-      if (e < bestCost - 1e-15) best = c, bestCost = e;
-    }
+  for (bool dispatch : {false, true})
+    for (bool waves : {false, true})
+      for (int64_t ch = 1; ch * std::max<int64_t>(mc.nccl.smsPerChannel, 1) < mc.gpu.sms && ch <= 64; ++ch) {
+        Machine c = mc;
+        c.contention.smSharing = true;
+        c.contention.smSharingWaves = waves;
+        c.contention.commWaitsForDispatch = dispatch;
+        c.nccl.channels = ch;
+        // The communication's own slowdown beside compute is fitted later; a coarse grid here
+        // keeps it from deciding the discrete choice.
+        for (int step = 4; step <= 20; ++step) {
+          c.contention.commRateUnderCompute = 0.05 * step;
+          double e = cost(c);
+          if (e < bestCost - 1e-15) best = c, bestCost = e;
+        }
+      }
   std::ostringstream os;
   os << "SM sharing from " << m.overlaps.size() << " overlap measurement(s): ";
   if (!best.contention.smSharing)
     os << "off (GEMMs do not slow down beside collectives)";
   else
     os << "nccl.channels " << mc.nccl.channels << " -> " << best.nccl.channels << ", sm_sharing_waves "
-       << (best.contention.smSharingWaves ? "true" : "false");
+       << (best.contention.smSharingWaves ? "true" : "false") << ", comm_waits_for_dispatch "
+       << (best.contention.commWaitsForDispatch ? "true" : "false");
   notes.push_back(os.str());
   mc = best;
 }
@@ -349,10 +392,18 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
     for (size_t i = 0; i < nm; ++i) r[i] = (pred[i] - meas[i]) / meas[i];
     for (size_t i = 0; i < n; ++i) r[nm + i] = kPriorWeight * (x[i] - x0[i]);
   };
-  FitResult f = levenbergMarquardt(p, x0);
+  // Converged when an accepted step lowers the cost by less than 1e-7 of it: the cost is only
+  // piecewise smooth (tile choices, rooflines), and LM's default 1e-12 would creep for hundreds of
+  // iterations on steps that change no prediction by a visible amount.
+  FitOptions fo;
+  fo.maxIterations = 300;
+  fo.relativeTolerance = 1e-7;
+  FitResult f = levenbergMarquardt(p, x0, fo);
   out.machine = machineAt(f.x);
   out.iterations = f.iterations;
   out.converged = f.converged;
+  out.initialCost = f.initialCost;
+  out.finalCost = f.cost;
   for (size_t i = 0; i < n; ++i) out.constants.push_back({knobs[i].name, knobs[i].get(start), std::exp(f.x[i])});
   std::vector<std::string> names = labels(m);
   std::vector<double> before = predicted(base, m), after = predicted(out.machine, m);
@@ -393,8 +444,10 @@ double CalibrationResult::maxFittedError() const {
 std::string calibrationReport(const CalibrationResult& r) {
   std::ostringstream os;
   char line[512];
-  os << "fitted constants (" << r.constants.size() << "; " << r.iterations << " iterations"
-     << (r.converged ? "" : ", not converged") << "):\n";
+  char head[160];
+  std::snprintf(head, sizeof head, "; %d iterations%s, cost %.4g -> %.4g", r.iterations,
+                r.converged ? ", converged" : ", not converged", r.initialCost, r.finalCost);
+  os << "fitted constants (" << r.constants.size() << head << "):\n";
   size_t w = 8;
   for (const auto& c : r.constants) w = std::max(w, c.name.size());
   for (const auto& c : r.constants) {
@@ -426,6 +479,8 @@ std::string calibrationJson(const CalibrationResult& r) {
   j["machine"] = r.machine.name;
   j["iterations"] = r.iterations;
   j["converged"] = r.converged;
+  j["initial_cost"] = r.initialCost;
+  j["final_cost"] = r.finalCost;
   j["constants"] = json::array();
   for (const auto& c : r.constants) j["constants"].push_back({{"name", c.name}, {"base", c.base}, {"fitted", c.fitted}});
   j["measurements"] = json::array();

@@ -27,10 +27,9 @@ double predictCopyUs(const Machine& mc, double bytes);
 double predictCollectiveUs(const Machine& mc, const CollectiveMeasurement& c);
 double predictP2PUs(const Machine& mc, const P2PMeasurement& p);
 double hostCostUs(const Machine& mc, HostCall c);
-// How much slower the GEMM runs beside the collective (the NCCL kernel holds its channels' SMs),
-// and the collective beside the GEMM (1 / comm_rate_under_compute).
-double gemmBesideFactor(const Machine& mc, const GemmShape& g);
-double commBesideFactor(const Machine& mc);
+// How much slower the GEMM runs beside the collective, and the collective beside the GEMM, in the
+// overlap microbenchmark as the engine schedules it (overlap_model.h): beside / alone.
+std::pair<double, double> overlapFactors(const Machine& mc, const OverlapMeasurement& v);
 
 // `shapes` with every time replaced by the model's prediction on `mc`: synthetic measurements.
 Measurements predictMeasurements(const Machine& mc, const Measurements& shapes);
@@ -57,6 +56,8 @@ struct CalibrationResult {
   std::vector<std::string> notes;        // what was not fitted and why, the discrete choices
   int iterations = 0;
   bool converged = false;
+  double initialCost = 0;  // half the sum of squared relative residuals before and after the fit
+  double finalCost = 0;
   double medianBaseError() const;  // of |error|, over `errors`
   double medianFittedError() const;
   double maxFittedError() const;

@@ -117,12 +117,19 @@ CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t n, in
     return c;
   }
   // Point-to-point schedules: the root (or every rank) exchanges with the n - 1 others.
-  if (type == CommunicationType::kSendRecv) return p2pCost(mc, bytes, inter);
+  if (type == CommunicationType::kSendRecv) {
+    CommCost c = p2pCost(mc, bytes, inter);
+    double f = mc.nccl.kindBandwidthFactor[static_cast<size_t>(type)];
+    c.us = c.latencyUs + bytes / (c.bandwidthGBps * f * kBytesPerUsPerGBps) + mc.nccl.callOverheadUs;
+    c.bandwidthGBps *= f;
+    return c;
+  }
   if (type == CommunicationType::kAllToAll || type == CommunicationType::kScatter ||
       type == CommunicationType::kGather) {
     double share = bytes * (dn - 1) / dn;
     CommCost c = p2pCost(mc, share, inter);
     c.latencyUs *= dn - 1;
+    c.bandwidthGBps *= mc.nccl.kindBandwidthFactor[static_cast<size_t>(type)];
     c.us = c.latencyUs + share / (c.bandwidthGBps * kBytesPerUsPerGBps) + mc.nccl.callOverheadUs;
     return c;
   }
@@ -136,7 +143,7 @@ CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t n, in
                   : (type == CommunicationType::kAllgather || type == CommunicationType::kReduceScatter) ? dn - 1
                                                                                                           : dn;
   double inter_steps = !inter ? 0 : allreduce ? 2.0 * static_cast<double>(nodes - 1) : static_cast<double>(nodes - 1);
-  double eff = m.bandwidthEfficiency.at(std::max(bytes, 1.0));
+  double eff = m.bandwidthEfficiency.at(std::max(bytes, 1.0)) * m.kindBandwidthFactor[static_cast<size_t>(type)];
 
   CommCost best;
   best.us = std::numeric_limits<double>::infinity();

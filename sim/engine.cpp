@@ -23,6 +23,11 @@ struct Job {
   bool running = false;
   double sms = 0;        // kernels: SMs it gets now
   int32_t event = -1;    // kernels: its event
+  double startedAt = 0;  // kernels and rendezvous: when it started
+  bool lastWave = false; // kernels: its last wave of CTAs has been dispatched (or it has no waves)
+  // Rendezvous: member GPUs on which it has no SMs yet, because a kernel that was dispatching
+  // its CTAs there when it started has not reached its last wave (contention.comm_waits_for_dispatch).
+  std::vector<int32_t> blockedOn;
   // Rendezvous: how many member GPUs run a kernel beside it, and how many of its member GPUs
   // have k communications running (k = 1 .. kMaxShare).
   int32_t membersWithCompute = 0;
@@ -37,7 +42,7 @@ struct Gpu {
   bool computeActive = false;
 };
 
-enum : uint8_t { kReady, kKernelDone, kCommDone };
+enum : uint8_t { kReady, kKernelDone, kCommDone, kLastWave };
 
 struct Pending {
   double t;
@@ -96,6 +101,9 @@ class Engine {
         case kCommDone:
           if (commJobs_[static_cast<size_t>(p.id)].version == p.version) finishComm(p.id);
           break;
+        case kLastWave:
+          onLastWave(p.id);
+          break;
       }
     }
     for (size_t gi = 0; gi < gpus_.size(); ++gi) integrate(static_cast<int32_t>(gi));
@@ -151,6 +159,8 @@ class Engine {
         j.rate = 0;
         j.running = true;
         j.event = e;
+        j.startedAt = now_;
+        j.lastWave = g_.kernels[static_cast<size_t>(k)].tiles <= 0;  // many small CTAs: never holds the queue
         int32_t gpu = g_.gpu[i];
         gpus_[static_cast<size_t>(gpu)].kernels.push_back(e);
         reflow(gpu);
@@ -178,6 +188,7 @@ class Engine {
     auto& ks = gpus_[static_cast<size_t>(gpu)].kernels;
     ks.erase(std::find(ks.begin(), ks.end(), e));
     reflow(gpu);
+    unblockComms(gpu);
     complete(e);
   }
 
@@ -187,7 +198,60 @@ class Engine {
     j.last = now_;
     j.rate = rate;
     ++j.version;
-    push(now_ + j.remaining / rate, type, id, j.version);
+    if (rate > 0) push(now_ + j.remaining / rate, type, id, j.version);  // rate 0: waits for SMs
+  }
+
+  // CTA dispatch (contention.comm_waits_for_dispatch): a GEMM with `tiles` CTAs on `sms` SMs
+  // dispatches them in ceil(tiles / sms) waves; once the last wave is out, SMs free up as its
+  // CTAs finish, and a communication kernel queued behind it gets them. When it reaches that
+  // point at its current rate, the kLastWave event says so.
+  void scheduleLastWave(int32_t k, Job& j, int64_t tiles) {
+    if (j.lastWave || !mc_.contention.commWaitsForDispatch) return;
+    double sms = std::max(1.0, std::floor(j.sms + 1e-9));
+    double waves = std::ceil(static_cast<double>(tiles) / sms);
+    double left = std::max(0.0, j.remaining - j.rate * (now_ - j.last));
+    double until = left - 1.0 / std::max(waves, 1.0);
+    if (until <= 1e-12) {
+      push(now_, kLastWave, k, j.version);
+    } else if (j.rate > 0) {
+      push(now_ + until / j.rate, kLastWave, k, j.version);
+    }
+  }
+
+  void onLastWave(int32_t k) {
+    Job& j = kernelJobs_[static_cast<size_t>(k)];
+    if (!j.running || j.lastWave) return;
+    double sms = std::max(1.0, std::floor(j.sms + 1e-9));
+    double waves = std::ceil(static_cast<double>(g_.kernels[static_cast<size_t>(k)].tiles) / sms);
+    double left = std::max(0.0, j.remaining - j.rate * (now_ - j.last));
+    if (left > 1.0 / std::max(waves, 1.0) + 1e-9) {  // its rate or SMs changed since: not yet
+      scheduleLastWave(k, j, g_.kernels[static_cast<size_t>(k)].tiles);
+      return;
+    }
+    j.lastWave = true;
+    unblockComms(g_.gpu[static_cast<size_t>(j.event)]);
+  }
+
+  // Does a kernel that started before rendezvous `r` still dispatch CTAs on `gpu`?
+  bool dispatchBlocks(int32_t gpu, double since) const {
+    for (int32_t e : gpus_[static_cast<size_t>(gpu)].kernels) {
+      const Job& kj = kernelJobs_[static_cast<size_t>(g_.kernel[static_cast<size_t>(e)])];
+      if (!kj.lastWave && kj.startedAt <= since) return true;
+    }
+    return false;
+  }
+
+  void unblockComms(int32_t gpu) {
+    bool changed = false;
+    for (int32_t r : gpus_[static_cast<size_t>(gpu)].comms) {
+      Job& cj = commJobs_[static_cast<size_t>(r)];
+      auto it = std::find(cj.blockedOn.begin(), cj.blockedOn.end(), gpu);
+      if (it == cj.blockedOn.end() || dispatchBlocks(gpu, cj.startedAt)) continue;
+      cj.blockedOn.erase(it);
+      updateCommRate(r);
+      changed = true;
+    }
+    if (changed) reflow(gpu);
   }
 
   void integrate(int32_t gpu) {
@@ -203,7 +267,11 @@ class Engine {
     Gpu& G = gpus_[static_cast<size_t>(gpu)];
     const ContentionModel& c = mc_.contention;
     double comm_sms = 0;
-    for (int32_t r : G.comms) comm_sms += static_cast<double>(g_.rendezvousSets[static_cast<size_t>(r)].smsHeld);
+    for (int32_t r : G.comms) {
+      const auto& b = commJobs_[static_cast<size_t>(r)].blockedOn;
+      if (std::find(b.begin(), b.end(), gpu) == b.end())
+        comm_sms += static_cast<double>(g_.rendezvousSets[static_cast<size_t>(r)].smsHeld);
+    }
     double free_sms = std::max(1.0, allSms_ - comm_sms);
 
     // SMs: water-filling of the free SMs by demand (a GEMM cannot use more SMs than tiles).
@@ -254,6 +322,7 @@ class Engine {
       j.sms = share_[i];
       busy += share_[i];
       setRate(j, 1.0 / std::max(t, 1e-9), kKernelDone, k);
+      scheduleLastWave(k, j, kc.tiles);
     }
     G.busySms = std::min(busy, allSms_);
     if (o_.recordSmCounters) {
@@ -279,6 +348,7 @@ class Engine {
   double commRate(int32_t r) const {
     const Job& j = commJobs_[static_cast<size_t>(r)];
     const ContentionModel& c = mc_.contention;
+    if (!j.blockedOn.empty()) return 0;  // queued behind a kernel's CTAs on some member GPU
     double rate = 1.0 / std::max(g_.rendezvousSets[static_cast<size_t>(r)].cost.us, 1e-9);
     if (j.membersWithCompute > 0) rate *= c.commRateUnderCompute;
     if (c.linkSharing) {
@@ -320,6 +390,14 @@ class Engine {
     j.running = true;
     j.membersWithCompute = 0;
     j.share.fill(0);
+    j.startedAt = now_;
+    j.blockedOn.clear();
+    if (mc_.contention.commWaitsForDispatch && rv.smsHeld > 0)  // a kernel that holds no SMs never queues
+      for (int32_t m : rv.members) {
+        int32_t gpu = g_.gpu[static_cast<size_t>(m)];
+        if (dispatchBlocks(gpu, now_) && std::find(j.blockedOn.begin(), j.blockedOn.end(), gpu) == j.blockedOn.end())
+          j.blockedOn.push_back(gpu);
+      }
     for (int32_t m : rv.members) {
       r_.start[static_cast<size_t>(m)] = now_;
       int32_t gpu = g_.gpu[static_cast<size_t>(m)];

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/host_ir.h"
 #include "ir/input_file.h"
 #include "sim/json_object.h"
 #include "sim/machine_presets.h"
@@ -258,6 +259,14 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.nccl.treeProtocolFactor = readPerProtocol(n.child("tree_protocol_factor"), true);
     m.nccl.bandwidthEfficiency = readCurve(n, "bandwidth_efficiency");
     m.nccl.callOverheadUs = n.nonNegative("call_overhead_us");
+    if (n.has("kind_bandwidth_factor")) {  // optional: 1 for every kind not given
+      Obj k = n.child("kind_bandwidth_factor");
+      for (int t = 0; t < kNumCommunicationTypes; ++t) {
+        const char* name = communicationTypeName(static_cast<CommunicationType>(t));
+        if (k.has(name)) m.nccl.kindBandwidthFactor[static_cast<size_t>(t)] = k.num(name, 0, 10, true);
+      }
+      k.done();
+    }
     n.done();
   }
   {
@@ -267,6 +276,7 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.contention.hbmSharing = c.boolean("hbm_sharing");
     m.contention.linkSharing = c.boolean("link_sharing");
     m.contention.commRateUnderCompute = c.fraction("comm_rate_under_compute");
+    if (c.has("comm_waits_for_dispatch")) m.contention.commWaitsForDispatch = c.boolean("comm_waits_for_dispatch");
     c.done();
   }
   root.done();
@@ -327,11 +337,18 @@ std::string machineToJson(const Machine& m) {
                {"tree_protocol_factor", perProtocolJson(m.nccl.treeProtocolFactor)},
                {"bandwidth_efficiency", curveJson(m.nccl.bandwidthEfficiency)},
                {"call_overhead_us", m.nccl.callOverheadUs}};
+  if (m.nccl.kindBandwidthFactor != uniformKindFactors()) {
+    json k = json::object();
+    for (int t = 0; t < kNumCommunicationTypes; ++t)
+      k[communicationTypeName(static_cast<CommunicationType>(t))] = m.nccl.kindBandwidthFactor[static_cast<size_t>(t)];
+    j["nccl"]["kind_bandwidth_factor"] = k;
+  }
   j["contention"] = {{"sm_sharing", m.contention.smSharing},
                      {"sm_sharing_waves", m.contention.smSharingWaves},
                      {"hbm_sharing", m.contention.hbmSharing},
                      {"link_sharing", m.contention.linkSharing},
-                     {"comm_rate_under_compute", m.contention.commRateUnderCompute}};
+                     {"comm_rate_under_compute", m.contention.commRateUnderCompute},
+                     {"comm_waits_for_dispatch", m.contention.commWaitsForDispatch}};
   return j.dump(1);
 }
 

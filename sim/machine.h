@@ -90,6 +90,13 @@ const char* ncclProtocolName(NcclProtocol p);    // "LL", "LL128", "Simple"
 
 using PerProtocol = std::array<double, kNumNcclProtocols>;
 
+inline constexpr int kNumCommunicationTypes = 9;  // ir/host_ir.h's CommunicationType
+constexpr std::array<double, kNumCommunicationTypes> uniformKindFactors() {
+  std::array<double, kNumCommunicationTypes> a{};
+  for (double& x : a) x = 1.0;
+  return a;
+}
+
 // NCCL's tuning model (src/graph/tuning.cc): time = latency + bytes / algorithm bandwidth, per
 // algorithm and protocol; the simulator picks the fastest enabled pair, as NCCL does.
 struct NcclModel {
@@ -108,6 +115,11 @@ struct NcclModel {
   PerProtocol treeProtocolFactor{};        // tree's extra factor per protocol
   EfficiencyCurve bandwidthEfficiency;     // achieved / modelled bandwidth, by bytes
   double callOverheadUs = 0;               // GPU-side fixed cost of one collective or P2P group
+  // Share of the modelled bandwidth each kind of collective reaches (CommunicationType order;
+  // 1 where not given): NCCL's kernels differ by kind (two H100s: an Allgather moved 266 GB/s
+  // per direction, an Allreduce 330, a Broadcast 371, at 1 GiB). Calibration fits one per
+  // measured kind.
+  std::array<double, kNumCommunicationTypes> kindBandwidthFactor = uniformKindFactors();
   bool operator==(const NcclModel&) const = default;
 };
 
@@ -120,6 +132,12 @@ struct ContentionModel {
   bool hbmSharing = true;   // concurrent kernels share HBM bandwidth
   bool linkSharing = true;  // concurrent communications of a GPU share its links
   double commRateUnderCompute = 1.0;  // a communication's rate while a kernel runs beside it
+  // CTAs are dispatched in launch order: a communication kernel that starts while a GEMM on one
+  // of its GPUs still has more than its last wave of CTAs to dispatch gets no SMs there (and so
+  // makes no progress) until that GEMM's last wave is out. Kernels beside kernels share SMs as
+  // above (measured on two H100s: two GEMMs on two streams run side by side, an NCCL kernel
+  // launched behind a multi-wave GEMM waits for it).
+  bool commWaitsForDispatch = false;
   bool operator==(const ContentionModel&) const = default;
 };
 

@@ -217,7 +217,8 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       const auto& stmts = (*o.hostTraces)[r].stmts;
       auto& h = host_at[r];
       h.resize(stmts.size() + 1);
-      h[0] = 0;
+      size_t rank = static_cast<size_t>(g.ranks[r]);
+      h[0] = o.rankStartUs && rank < o.rankStartUs->size() ? (*o.rankStartUs)[rank] : 0;
       for (size_t k = 0; k < stmts.size(); ++k) h[k + 1] = h[k] + hostCost(*stmts[k], mc.host);
       s.hostEnd[r] = h.back();
     }
@@ -291,7 +292,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       s.succs[fill[static_cast<size_t>(s.preds[k])]++] = static_cast<int32_t>(i);
 
   // Rendezvous: collectives by their group; coalesced P2P groups joined through their pairs.
-  int64_t held = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
+  int64_t held = mc.contention.smSharing && !o.copyEngines ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
   std::unordered_map<const Communication*, int64_t> nodes_of;  // a statement's team spans these nodes
   for (const sem::CollectiveGroup& grp : g.groups) {
     if (grp.p2p || grp.members.empty()) continue;

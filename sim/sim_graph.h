@@ -67,6 +67,12 @@ struct SimGraph {
 struct SimGraphOptions {
   // Host traces of the ranks that ran (same order as EventGraph::ranks); empty: no host costs.
   const std::vector<sem::HostTrace>* hostTraces = nullptr;
+  // When each rank's host thread starts the program, by rank id (empty, or missing ranks: 0). A
+  // measured run's ranks do not start together (rank_skew.h estimates by how much).
+  const std::vector<double>* rankStartUs = nullptr;
+  // Communications run on the copy engines (exec's CUDA transport), not in NCCL kernels: they
+  // hold no SMs and never wait for a GEMM's CTAs to be dispatched.
+  bool copyEngines = false;
 };
 
 // Builds the schedule input. Costs come from `mc`; nodes spanned by a team from its topology.

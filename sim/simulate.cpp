@@ -33,7 +33,8 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
     topo.nodes = nodes;
   }
 
-  r.classes = o.fold ? sem::rankClasses(p, ranks, topo.gpusPerNode) : sem::singletonClasses(ranks);
+  bool skewed = std::any_of(o.rankStartUs.begin(), o.rankStartUs.end(), [](double v) { return v != 0; });
+  r.classes = o.fold && !skewed ? sem::rankClasses(p, ranks, topo.gpusPerNode) : sem::singletonClasses(ranks);
   sem::SemanticsOptions so = o.semantics;
   so.numRanks = ranks;
   so.ranks.clear();
@@ -45,6 +46,8 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
     r.hostTraces.push_back(sem::traceHost(p, so.bindings, rank, r.graph.numberOfStreams));
   SimGraphOptions go;
   go.hostTraces = &r.hostTraces;
+  go.rankStartUs = &o.rankStartUs;
+  go.copyEngines = o.copyEngines;
   r.sim = buildSimGraph(r.graph, r.machine, go);
   EngineOptions eo;
   eo.recordSmCounters = o.recordSmCounters;

@@ -28,6 +28,10 @@ struct SimOptions {
   sem::SemanticsOptions semantics;
   bool fold = true;                // simulate one rank per class of equivalent ranks
   bool recordSmCounters = false;   // keep busy-SM time series (for traces)
+  // When each rank's host thread starts, by rank id (empty: all at 0). Ranks that start at
+  // different times are not folded.
+  std::vector<double> rankStartUs;
+  bool copyEngines = false;  // communications on the copy engines (SimGraphOptions::copyEngines)
 };
 
 // One rank's figures, all in microseconds from the program's start.

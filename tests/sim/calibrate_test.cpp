@@ -64,7 +64,10 @@ Machine truth() {
   m.gpu.kernelMinUs = 3;
   m.contention.commRateUnderCompute = 0.6;
   m.contention.smSharingWaves = true;
+  m.contention.commWaitsForDispatch = true;
   m.nccl.channels = 32;
+  m.nccl.kindBandwidthFactor[static_cast<size_t>(CommunicationType::kAllgather)] = 0.8;
+  m.nccl.kindBandwidthFactor[static_cast<size_t>(CommunicationType::kReduceScatter)] = 0.9;
   return m;
 }
 
@@ -103,7 +106,19 @@ TEST(Calibrate, RecoversTheConstantsOfExactMeasurements) {
   // explains the measurements exactly.
   EXPECT_NEAR(r.machine.nccl.channels, 32, 2);
   EXPECT_TRUE(r.machine.contention.smSharingWaves);
-  for (const auto& v : shapes().overlaps) EXPECT_DOUBLE_EQ(gemmBesideFactor(r.machine, v.gemm), gemmBesideFactor(t, v.gemm));
+  EXPECT_TRUE(r.machine.contention.commWaitsForDispatch);
+  for (const auto& v : shapes().overlaps) {
+    auto [gf, cf] = overlapFactors(r.machine, v);
+    auto [gt, ct] = overlapFactors(t, v);
+    EXPECT_NEAR(gf, gt, 1e-3 * gt);
+    EXPECT_NEAR(cf, ct, 1e-2 * ct);
+  }
+  EXPECT_NEAR(r.machine.nccl.kindBandwidthFactor[static_cast<size_t>(CommunicationType::kAllgather)], 0.8, 0.01);
+  EXPECT_NEAR(r.machine.nccl.kindBandwidthFactor[static_cast<size_t>(CommunicationType::kReduceScatter)], 0.9, 0.01);
+  // Every fitted efficiency curve stays non-decreasing.
+  for (const EfficiencyCurve* c : {&r.machine.gpu.matmulEfficiency, &r.machine.gpu.memoryEfficiency,
+                                   &r.machine.nccl.bandwidthEfficiency})
+    for (size_t i = 1; i < c->points.size(); ++i) EXPECT_GE(c->points[i].second, c->points[i - 1].second) << i;
   EXPECT_NEAR(r.machine.contention.commRateUnderCompute, 0.6, 1e-3);
   EXPECT_NEAR(r.machine.host.kernelLaunchUs, 11, 0.02);
   EXPECT_NEAR(r.machine.host.atenOpUs, 7.5, 0.02);

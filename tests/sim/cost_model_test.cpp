@@ -43,6 +43,20 @@ TEST(SimCostModel, NcclRingLatencyAndBandwidthOfTheWorkedExample) {
   EXPECT_NEAR(forced(m, P::kSimple, ag, 1).bandwidthGBps, 422.9, 0.1);
 }
 
+TEST(SimCostModel, AKindsBandwidthFactorScalesOnlyItsBandwidth) {
+  sim::Machine m = ncclOnly();
+  using P = sim::NcclProtocol;
+  const auto ag = CommunicationType::kAllgather;
+  sim::CommCost before = forced(m, P::kSimple, ag, 1e9);
+  m.nccl.kindBandwidthFactor[static_cast<size_t>(ag)] = 0.5;
+  sim::CommCost after = forced(m, P::kSimple, ag, 1e9);
+  EXPECT_NEAR(after.bandwidthGBps, 422.9 / 2, 0.1);  // the worked example's Simple Allgather, halved
+  EXPECT_NEAR(after.latencyUs, before.latencyUs, 1e-9);
+  EXPECT_NEAR(after.us - after.latencyUs, 2 * (before.us - before.latencyUs), 1e-6);
+  // Another kind is untouched.
+  EXPECT_NEAR(forced(m, P::kSimple, CommunicationType::kAllreduce, 1).bandwidthGBps, 211.4, 0.05);
+}
+
 TEST(SimCostModel, NcclPicksTheFastestProtocolLikeTheWorkedExample) {
   sim::Machine m = ncclOnly();
   const auto ar = CommunicationType::kAllreduce;

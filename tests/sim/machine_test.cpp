@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "ir/host_ir.h"
 #include "sim/machine.h"
 #include "tests/support/error_of.h"
 
@@ -62,6 +63,23 @@ TEST(SimMachine, AnUnknownFieldIsNamed) {
   j = h200();
   j["colour"] = "green";
   EXPECT_NE(errorFor(j).find("m.json: colour: unknown field"), std::string::npos) << errorFor(j);
+}
+
+TEST(SimMachine, OptionalKindFactorsAndDispatchRuleRoundTrip) {
+  json j = h200();
+  j["nccl"]["kind_bandwidth_factor"] = {{"Allgather", 0.8}};
+  j["contention"]["comm_waits_for_dispatch"] = true;
+  sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
+  EXPECT_DOUBLE_EQ(m.nccl.kindBandwidthFactor[static_cast<size_t>(CommunicationType::kAllgather)], 0.8);
+  EXPECT_DOUBLE_EQ(m.nccl.kindBandwidthFactor[static_cast<size_t>(CommunicationType::kAllreduce)], 1.0);
+  EXPECT_TRUE(m.contention.commWaitsForDispatch);
+  EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "back.json"), m);
+  EXPECT_FALSE(sim::machineFromJson(h200().dump(), "m.json").contention.commWaitsForDispatch);  // absent: off
+  j["nccl"]["kind_bandwidth_factor"] = {{"Allgathr", 0.8}};
+  EXPECT_NE(errorFor(j).find("m.json: nccl.kind_bandwidth_factor.Allgathr: unknown field"), std::string::npos)
+      << errorFor(j);
+  j["nccl"]["kind_bandwidth_factor"] = {{"Allgather", 0}};
+  EXPECT_NE(errorFor(j).find("m.json: nccl.kind_bandwidth_factor.Allgather"), std::string::npos) << errorFor(j);
 }
 
 TEST(SimMachine, WrongTypesAndRangesAreNamed) {

@@ -65,6 +65,29 @@ TEST(ValidateCli, AMeasurementTenPercentSlowerEverywhere) {
   EXPECT_NE(testing::slurpFile(picture).find("digraph"), std::string::npos);
 }
 
+TEST(ValidateCli, RankStartsComeFromTheMeasuredCollectivesEnds) {
+  // Rank 1's clock reads 50 us more at every event: it started 50 us before rank 0.
+  testing::TempDir dir("braid_validate_cli_");
+  Timeline t = readTimelineFile(predictedTimeline(dir));
+  for (auto& op : t.ops)
+    if (op.rank == 1) op.startUs += 50, op.endUs += 50;
+  std::string measured = dir.file("skewed.json");
+  writeTimelineFile(t, measured);
+  auto r = runBraid("validate --measured " + measured + " " + kProgram + " --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["rank_start_us"].size(), 2u);
+  EXPECT_NEAR(j["rank_start_us"][0].get<double>(), 50, 1e-6);
+  EXPECT_NEAR(j["rank_start_us"][1].get<double>(), 0, 1e-6);
+  auto none = runBraid("validate --measured " + measured + " " + kProgram + " --json --no-skew --transport cuda");
+  ASSERT_EQ(none.rc, 0) << none.err;
+  EXPECT_TRUE(json::parse(none.out)["rank_start_us"].empty());
+  auto text = runBraid("validate --measured " + measured + " " + kProgram);
+  EXPECT_NE(text.out.find("rank starts (from the measured collectives' ends): rank 0 +50.0 us rank 1 +0.0 us"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(ValidateCli, BadInputIsExitCodeTwo) {
   testing::TempDir dir("braid_validate_cli_");
   std::string measured = predictedTimeline(dir);
@@ -78,6 +101,7 @@ TEST(ValidateCli, BadInputIsExitCodeTwo) {
       {"validate --measured " + measured + " ag_matmul --machine h200 --devices 1 --m 4096",
        "does not run; simulate as many ranks as were measured"},
       {"validate --measured " + measured + " ag_matmul --devices 2", "--machine is required"},
+      {"validate --measured " + measured + " " + kProgram + " --transport ucx", "--transport: expected nccl or cuda"},
   });
 }
 

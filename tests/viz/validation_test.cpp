@@ -136,3 +136,28 @@ TEST(Validation, SideBySideKeepsBothTimelinesApart) {
 
 }  // namespace
 }  // namespace braid::viz
+
+namespace braid::viz {
+namespace {
+
+TEST(Validation, MeasuredNamesWithIdsMatchByFirstWordAndWaitSpansAreMarkers) {
+  // A measured run names its ops "Allgather 0" and "Wait Communication 0", the simulator
+  // "Allgather" and "Wait Allgather 0"; a measured Wait spans from post to satisfied.
+  Timeline m = pipeline("measured", "stream slot 1", {{{0, 12}, {12, 30}}}, {{{12, 34}, {34, 56}}});
+  for (auto& op : m.ops) {
+    if (op.kind == TimelineOpKind::kCommunication) op.name = "Allgather 0";
+    if (op.kind == TimelineOpKind::kWait) op.name = "Wait Communication 0", op.endUs = op.startUs + 80;
+  }
+  Timeline p = pipeline("predicted", "worker stream 0", {{{0, 10}, {10, 20}}}, {{{10, 30}, {30, 50}}});
+  for (auto& op : p.ops)
+    if (op.kind == TimelineOpKind::kWait) op.name = "Wait Allgather 0";
+  Validation v = compareTimelines(m, p);
+  EXPECT_TRUE(v.unmatchedMeasured.empty());
+  EXPECT_TRUE(v.unmatchedPredicted.empty());
+  EXPECT_EQ(v.ops.size(), 4u);  // the allgathers and matmuls; the Waits are markers
+  EXPECT_EQ(v.matchedMarkers, 2u);
+  for (const auto& op : v.ops) EXPECT_NE(op.kind, TimelineOpKind::kWait);
+}
+
+}  // namespace
+}  // namespace braid::viz

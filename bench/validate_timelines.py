@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Validate a directory of measured timelines against a machine: one `braid validate` per file.
+
+Each timeline (`braid run --timeline`, docs/TIMELINE.md) names its program in its `program` field,
+e.g. "ag_matmul (D=2, S=4, m=8192, k=8192, n=3584, protocol B, modulo, collective)", and its
+transport in `meta.backend` ("nccl", "cuda-ipc"); this script turns those into the workload flags
+of `braid validate`, runs it with `--json`, and prints one table row per timeline, the error
+summary by workload / pipeline / transport, per-kind op errors, and whether the simulator's
+fastest configuration of each shape is the measured fastest.
+
+    bench/validate_timelines.py DIR --braid build/cli/braid --machine h100 [--jsonl OUT] [--markdown]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+PROGRAM = re.compile(r"^(\w+) \(D=(\d+), S=(\d+), m=(\d+), k=(\d+), n=(\d+), protocol (\w), (\w+), (\w+)\)")
+
+
+def flags_of(program):
+    """The workload and its flags from a timeline's `program` field, or None."""
+    g = PROGRAM.match(program)
+    if not g:
+        return None
+    w, d, s, m, k, n, proto, indexing, pipeline = g.groups()
+    return w, ["--devices", d, "--streams", s, "--m", m, "--k", k, "--n", n, "--protocol", proto,
+               "--indexing", indexing, "--pipeline", pipeline], {
+        "workload": w, "streams": int(s), "protocol": proto, "pipeline": pipeline,
+        "shape": f"{m}x{k}x{n}"}
+
+
+HAS_TRANSPORT = {}
+
+
+def validate(braid, machine, path, extra):
+    t = json.load(open(path))
+    parsed = flags_of(t.get("program", ""))
+    if not parsed:
+        raise SystemExit(f"{path}: cannot read the workload from program {t.get('program')!r}")
+    workload, flags, info = parsed
+    transport = t.get("meta", {}).get("backend", "nccl")
+    cmd = [braid, "validate", workload, "--measured", path, "--machine", machine, "--json"] + flags + extra
+    if transport != "nccl" and HAS_TRANSPORT.get(braid):
+        cmd += ["--transport", "cuda"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{path}: {' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
+    v = json.loads(out.stdout)
+    info.update(file=os.path.basename(path), transport="nccl" if transport == "nccl" else "cuda",
+                measured_us=v["measured_makespan_us"], predicted_us=v["predicted_makespan_us"],
+                error=v["makespan_error"], median_op_error=v["median_abs_op_error"],
+                op_errors={}, skew_us=v.get("rank_skew_us"))
+    by_kind = {}
+    for op in v["ops"]:
+        kind = "gemm" if op["op"] in ("matmul", "linear") else op["op"].split()[0]
+        by_kind.setdefault(kind, []).append(op["error"])
+    info["op_errors"] = {k: statistics.median(map(abs, e)) for k, e in by_kind.items()}
+    return info
+
+
+def pct(x):
+    return f"{100 * x:+.1f}%"
+
+
+def summary(rows, key):
+    groups = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(abs(r["error"]))
+    return {k: (len(e), statistics.median(e), max(e)) for k, e in sorted(groups.items())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--braid", default="build/cli/braid")
+    ap.add_argument("--machine", default="h100")
+    ap.add_argument("--jsonl", help="also write one JSON line per timeline here")
+    ap.add_argument("--extra", default="", help="more flags for braid validate (one string)")
+    a = ap.parse_args()
+    files = sorted(glob.glob(os.path.join(a.dir, "tl_*.json")))
+    if not files:
+        raise SystemExit(f"no tl_*.json timelines in {a.dir}")
+    help_text = subprocess.run([a.braid, "validate", "--help"], capture_output=True, text=True).stdout
+    HAS_TRANSPORT[a.braid] = "--transport" in help_text
+    rows = [validate(a.braid, a.machine, f, a.extra.split()) for f in files]
+    if a.jsonl:
+        with open(a.jsonl, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+    print(f"machine {a.machine}: {len(rows)} timelines")
+    print("| timeline | measured us | predicted us | error | median per-op error |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['file'][3:-5]} | {r['measured_us']:.1f} | {r['predicted_us']:.1f} | {pct(r['error'])} | "
+              f"{100 * r['median_op_error']:.1f}% |")
+    errs = [abs(r["error"]) for r in rows]
+    print(f"\nall: median |error| {100 * statistics.median(errs):.1f}%, max {100 * max(errs):.1f}%")
+    for name, key in (("workload", lambda r: r["workload"]), ("pipeline", lambda r: r["pipeline"]),
+                      ("transport", lambda r: r["transport"]), ("streams", lambda r: r["streams"])):
+        print(f"by {name}: " + ", ".join(f"{k}: n={n} median {100 * m:.1f}% max {100 * x:.1f}%"
+                                         for k, (n, m, x) in summary(rows, key).items()))
+    kinds = {}
+    for r in rows:
+        for k, e in r["op_errors"].items():
+            kinds.setdefault(k, []).append(e)
+    print("per-op median |error| by kind (median over timelines): " +
+          ", ".join(f"{k} {100 * statistics.median(e):.1f}%" for k, e in sorted(kinds.items())))
+    # Best choice per workload, shape and transport, among the measured configurations.
+    print("\n| workload | shape | transport | configs | simulator's best | measured best | agree | measured gap of the pick |")
+    print("|---|---|---|---|---|---|---|---|")
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["workload"], r["shape"], r["transport"]), []).append(r)
+    agree = 0
+    for (w, s, t), rs in sorted(cells.items()):
+        def name(r):
+            return f"S={r['streams']} {r['protocol']} {r['pipeline']}"
+        p = min(rs, key=lambda r: r["predicted_us"])
+        m = min(rs, key=lambda r: r["measured_us"])
+        gap = p["measured_us"] / m["measured_us"] - 1
+        ok = p is m
+        agree += ok
+        print(f"| {w} | {s} | {t} | {len(rs)} | {name(p)} | {name(m)} | {'yes' if ok else 'no'} | {100 * gap:.1f}% |")
+    print(f"\nbest choice agrees in {agree} of {len(cells)} cells")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
