@@ -48,6 +48,11 @@ BRAID_REGISTER_COMMAND(Command{
                      "run every communication on this transport whatever its backend= says: nccl or cuda "
                      "(the copy engines over CUDA IPC; both --backend cuda), or gloo (--backend cpu)")
           ->check(CLI::IsMember({"nccl", "cuda", "gloo"}));
+      sub.add_option_function<std::string>(
+             "--comm-priority", [&c](const std::string& v) { c.commHighPriority = v == "high"; },
+             "priority of the communicators' own streams (--backend cuda): normal (default) or high, so NCCL's "
+             "kernels and the copy engines' work are scheduled ahead of queued compute blocks")
+          ->check(CLI::IsMember({"normal", "high"}));
       sub.add_option("--timeline", c.timelineFile,
                      "write the measured timeline (per-op CUDA events, every rank) as JSON (docs/TIMELINE.md)");
       sub.add_option("--trace", c.traceFile, "write the measured timeline as a Chrome / Perfetto trace");

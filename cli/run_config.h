@@ -39,6 +39,7 @@ struct RunConfig {
   int64_t timelineRun = 0;         // --timeline-run K: the timeline of the K-th timed run (0: the checked one)
   bool graph = false;              // --graph: capture once as a CUDA graph, replay
   bool poison = true;              // --no-poison: leave fresh buffers uninitialized (benchmarks)
+  bool commHighPriority = false;   // --comm-priority high: communicators' streams at the highest priority
   // --sweep-streams / --sweep-protocols: run each of these workload configurations in turn in the
   // same processes (one device and communicator set-up for all); empty: just `params`.
   std::vector<WorkloadParams> sweep;

@@ -130,6 +130,31 @@ ConfirmResult confirmTune(const sim::TuneResult& r, const ConfirmOptions& o) {
   return c;
 }
 
+const ConfirmRow* ConfirmResult::serialRow() const {
+  for (const auto& r : rows)
+    if (r.serial) return &r;
+  return nullptr;
+}
+
+// What to run, by measurement: the fastest configuration measured, which is the serial one when
+// no pipelined configuration beat it (issue 14: never slower than serial, and say so).
+std::string choiceLine(const ConfirmResult& c) {
+  const ConfirmRow* b = c.measuredBest();
+  const ConfirmRow* s = c.serialRow();
+  if (!b) return "";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  if (b->serial) {
+    os << "choice: serial (" << sim::configStr(b->config)
+       << "): no pipelined configuration measured faster than the serial program on this machine\n";
+  } else {
+    os << "choice: " << sim::configStr(b->config);
+    if (s && b->measuredUs > 0) os << " (" << s->measuredUs / b->measuredUs << "x the serial program, measured)";
+    os << "\n";
+  }
+  return os.str();
+}
+
 std::string confirmTable(const ConfirmResult& c) {
   std::ostringstream os;
   os << "confirmed with braid run --backend " << c.backend << " --repeat " << c.repeat
@@ -148,6 +173,7 @@ std::string confirmTable(const ConfirmResult& c) {
     os << (c.bestConfirmed() ? "measured best = predicted best: " : "measured best differs from predicted best: ")
        << sim::configStr(b->config) << " (" << b->measuredUs << " us measured, predicted #" << b->predictedRank
        << ")\n";
+  os << choiceLine(c);
   return os.str();
 }
 
@@ -170,6 +196,10 @@ std::string confirmJson(const ConfirmResult& c) {
   const ConfirmRow* b = c.measuredBest();
   j["measured_best"] = b ? nlohmann::ordered_json(sim::configStr(b->config)) : nlohmann::ordered_json(nullptr);
   j["best_confirmed"] = c.bestConfirmed();
+  j["choice_is_serial"] = b ? nlohmann::ordered_json(b->serial) : nlohmann::ordered_json(nullptr);
+  const ConfirmRow* s = c.serialRow();
+  j["speedup_over_serial"] = b && s && b->measuredUs > 0 ? nlohmann::ordered_json(s->measuredUs / b->measuredUs)
+                                                          : nlohmann::ordered_json(nullptr);
   return j.dump();
 }
 

@@ -38,6 +38,7 @@ struct ConfirmResult {
   // The configuration measured fastest is the one predicted fastest (among those run).
   bool bestConfirmed() const;
   const ConfirmRow* measuredBest() const;
+  const ConfirmRow* serialRow() const;  // nullptr when the serial configuration was not run
 };
 
 // Which configurations --confirm runs: the `count` best that simulated, then the serial one if
@@ -55,9 +56,13 @@ double measuredWallUs(const std::string& output);
 // run's own output, when a run fails.
 ConfirmResult confirmTune(const sim::TuneResult& r, const ConfirmOptions& o);
 
+// "choice: CONFIG (...)": the configuration measured fastest, or "choice: serial (...)" with the
+// reason when no pipelined one beat the serial program. Ends with a newline; empty without rows.
+std::string choiceLine(const ConfirmResult& c);
 std::string confirmTable(const ConfirmResult& c);
 // {"backend", "repeat", "rows": [{"config", "predicted_rank", "predicted_us", "measured_us",
-//  "error", "serial", "command"}], "measured_best", "best_confirmed"}
+//  "error", "serial", "command"}], "measured_best", "best_confirmed", "choice_is_serial",
+//  "speedup_over_serial"}
 std::string confirmJson(const ConfirmResult& c);
 
 }  // namespace braid::cli

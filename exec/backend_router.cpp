@@ -90,6 +90,9 @@ class BackendRouter : public Communicator {
   void setTiming(bool on) override {
     for (auto& [b, c] : comms_) c->setTiming(on);
   }
+  void setHighPriorityStreams(bool on) override {
+    for (auto& [b, c] : comms_) c->setHighPriorityStreams(on);
+  }
 
  private:
   // Inside a group: the group's communicator (opened by its first transfer).

@@ -104,6 +104,10 @@ class Communicator {
   virtual void drain() {}
   // Record device events around each operation (Work::deviceEvents); CUDA backends only.
   virtual void setTiming(bool) {}
+  // Create the communicator's own streams at the device's highest priority, so that its kernels
+  // (NCCL) or its copies are scheduled ahead of queued compute blocks; CUDA backends only, and it
+  // takes effect for teams first used after the call (docs/EXEC.md, "Stream priority").
+  virtual void setHighPriorityStreams(bool) {}
 };
 
 // One rank, no transport: every collective over the team {0} is a local copy.

@@ -19,6 +19,17 @@ inline void checkCuda(cudaError_t e, const char* what) {
   }
 }
 
+// A non-blocking stream for a communicator: at the device's greatest priority when `high` (the
+// block scheduler then dispatches its kernels' blocks before those of normal-priority streams, as
+// blocks of running kernels retire), else at the default priority.
+inline cudaStream_t createCommStream(bool high) {
+  int least = 0, greatest = 0;
+  if (high) checkCuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  cudaStream_t s = nullptr;
+  checkCuda(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high ? greatest : 0), "cudaStreamCreateWithPriority");
+  return s;
+}
+
 }  // namespace braid::exec
 
 #endif

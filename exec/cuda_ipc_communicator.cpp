@@ -140,6 +140,7 @@ class CudaIpcCommunicator : public Communicator {
   std::string backendName() const override { return "cuda-ipc"; }
   void setContext(const std::string& s) override { context_ = s; }
   void setTiming(bool on) override { timing_ = on; }
+  void setHighPriorityStreams(bool on) override { highPriority_ = on; }
 
   WorkPtr allgather(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out) override {
     return collective(Collective::kAllgather, tm, in, out, -1, ReduceOp::kSum);
@@ -531,7 +532,7 @@ class CudaIpcCommunicator : public Communicator {
     t->members = members;
     t->index = me - members.begin();
     t->name = teamName(members);
-    checkCuda(cudaStreamCreateWithFlags(&t->raw, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    t->raw = createCommStream(highPriority_);
     t->stream = c10::cuda::getStreamFromExternal(t->raw, device_);
     checkCuda(cudaEventCreateWithFlags(&t->post, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     const int64_t n = static_cast<int64_t>(members.size());
@@ -594,6 +595,7 @@ class CudaIpcCommunicator : public Communicator {
   ce::HandleCache opened_;
   std::string context_;
   bool timing_ = false;
+  bool highPriority_ = false;  // setHighPriorityStreams
   bool aborted_ = false;
 };
 

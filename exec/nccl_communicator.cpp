@@ -108,6 +108,7 @@ class NcclCommunicator : public Communicator {
   std::string backendName() const override { return "nccl"; }
   void setContext(const std::string& s) override { context_ = s; }
   void setTiming(bool on) override { timing_ = on; }
+  void setHighPriorityStreams(bool on) override { highPriority_ = on; }
 
   WorkPtr allgather(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out) override {
     Team& t = team(tm, "allgather");
@@ -401,7 +402,7 @@ class NcclCommunicator : public Communicator {
       std::memcpy(&id, bytes.data(), sizeof(id));
     }
     t->comm = initComm(id, static_cast<int>(members.size()), t->index, t->name);
-    checkCuda(cudaStreamCreateWithFlags(&t->raw, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    t->raw = createCommStream(highPriority_);
     t->stream = c10::cuda::getStreamFromExternal(t->raw, device_);
     checkCuda(cudaEventCreateWithFlags(&t->post, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     Team& ref = *t;
@@ -467,6 +468,7 @@ class NcclCommunicator : public Communicator {
   std::deque<Outstanding> outstanding_;
   std::string context_;
   bool timing_ = false;
+  bool highPriority_ = false;  // setHighPriorityStreams
   bool aborted_ = false;
 };
 

@@ -220,7 +220,9 @@ std::unique_ptr<Communicator> cudaCommunicator(const HostProgram& program, const
     if (!comms.empty()) rv.storeIsExternal = true;
     comms[CommBackend::kCuda] = makeCudaIpcCommunicator(rv, device);
   }
-  return makeBackendRouter(std::move(comms), force);
+  std::unique_ptr<Communicator> router = makeBackendRouter(std::move(comms), force);
+  router->setHighPriorityStreams(cfg.commHighPriority);
+  return router;
 }
 
 double median(std::vector<double> v) {

@@ -45,6 +45,7 @@ class Recording : public Communicator {
   void barrier() override { note("barrier"); }
   void drain() override { note("drain"); }
   void setContext(const std::string& s) override { note("context " + s); }
+  void setHighPriorityStreams(bool on) override { note(on ? "high priority" : "normal priority"); }
 
  private:
   WorkPtr note(const std::string& what) {
@@ -119,6 +120,15 @@ TEST(BackendRouter, BarrierContextAndDrainReachEveryCommunicator) {
   r->barrier();
   EXPECT_EQ(log.calls, (std::vector<std::string>{"nccl context x.hir:3", "cuda-ipc context x.hir:3", "nccl barrier",
                                                  "nccl drain", "cuda-ipc drain"}));
+}
+
+TEST(BackendRouter, StreamPriorityReachesEveryCommunicator) {
+  Log log;
+  auto r = router(log);
+  r->setHighPriorityStreams(true);
+  r->setHighPriorityStreams(false);
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"nccl high priority", "cuda-ipc high priority", "nccl normal priority",
+                                                 "cuda-ipc normal priority"}));
 }
 
 }  // namespace

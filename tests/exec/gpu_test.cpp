@@ -321,6 +321,20 @@ TEST(GpuCli, EveryWorkloadOnTwoGpusOverTheCopyEngines) {
   EXPECT_EQ(r.code, 0) << "P2P pipeline\n" << r.out;
 }
 
+// --comm-priority high: both transports create their streams at the highest priority and the
+// results still match the reference; a wrong value is refused by the flag's check.
+TEST(GpuCli, HighPriorityCommunicatorStreamsOnTwoGpus) {
+  NEED_GPUS(2);
+  for (const char* t : {"nccl", "cuda"}) {
+    Cli r = runCli(std::string("run matmul_rs --backend cuda --backend-override ") + t +
+                   " --comm-priority high --ranks 2 --m 64 --k 32 --n 32 --streams 2 --timeout 60");
+    EXPECT_EQ(r.code, 0) << t << "\n" << r.out;
+  }
+  Cli bad = runCli("run matmul_rs --backend cuda --comm-priority urgent --ranks 2");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_TRUE(contains(bad.out, "--comm-priority")) << bad.out;
+}
+
 // backend=CUDA in the program runs on the copy engines without any override, also next to NCCL
 // statements in the same program (the two communicators share the rendezvous store).
 TEST(GpuCli, BackendCudaStatementsRunOnTheCopyEnginesOnTwoGpus) {

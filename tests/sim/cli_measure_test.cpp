@@ -146,6 +146,17 @@ TEST(TuneConfirm, RunsTheBestAndSerialOnCpuAndComparesThem) {
   }
   EXPECT_TRUE(serial);
   EXPECT_TRUE(c["best_confirmed"].is_boolean());
+  // The choice is the measured best; serial is among the rows, so it is never slower than serial.
+  double serialUs = 0, bestUs = 1e300;
+  std::string serialConfig;
+  for (const json& row : c["rows"]) {
+    bestUs = std::min(bestUs, row["measured_us"].get<double>());
+    if (row["serial"].get<bool>()) serialUs = row["measured_us"].get<double>();
+  }
+  ASSERT_TRUE(c["speedup_over_serial"].is_number()) << c.dump();
+  EXPECT_NEAR(c["speedup_over_serial"].get<double>(), serialUs / bestUs, 1e-9);
+  EXPECT_GE(c["speedup_over_serial"].get<double>(), 1.0);
+  EXPECT_EQ(c["choice_is_serial"].get<bool>(), serialUs == bestUs) << c.dump();
 
   auto t = runBraid(
       "tune allreduce --machine h200 --devices 1 --m 64 --k 16 --n 16 --streams 1,2 --protocols A --pipelines "
@@ -154,6 +165,7 @@ TEST(TuneConfirm, RunsTheBestAndSerialOnCpuAndComparesThem) {
   EXPECT_NE(t.out.find("confirmed with braid run --backend cpu --repeat 2 (CPU numbers"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("measured_us"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("predicted best"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("\nchoice: "), std::string::npos) << t.out;
 }
 
 TEST(TuneConfirm, GpuRunsNeedCudaAndFlagsNeedConfirm) {
