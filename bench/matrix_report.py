@@ -44,8 +44,29 @@ def shape_key(r):
     return (r["workload"], r["m"], r["k"], r["n"])
 
 
+def other_knobs(r):
+    """A record's lowering knobs besides streams and protocol, as sorted (knob, value) pairs: the
+    pipeline kind (records from before it ran the collective pipeline) and any --knob dimension."""
+    knobs = dict(r.get("knobs") or {})
+    knobs.setdefault("pipeline", r.get("pipeline") or "collective")
+    return tuple(sorted((k, str(v)) for k, v in knobs.items() if k not in ("streams", "protocol")))
+
+
 def point_key(r):
-    return shape_key(r) + (r["streams"], r["protocol"], r["comm"])
+    """(workload, m, k, n, streams, protocol, comm, other knobs): the fields at [4], [5], [6] are
+    what every table groups by; [7] carries the pipeline and any further knob."""
+    return shape_key(r) + (r["streams"], r["protocol"], r["comm"], other_knobs(r))
+
+
+def knob(key, name, default=None):
+    return dict(key[7]).get(name, default)
+
+
+def config_label(key, comm=True):
+    """"S=2 B p2p nccl" (+ any further knob as name=value)."""
+    extra = " ".join(f"{k}={v}" for k, v in key[7] if k != "pipeline")
+    parts = [f"S={key[4]}", key[5], knob(key, "pipeline", "collective")] + ([extra] if extra else [])
+    return " ".join(parts + ([key[6]] if comm else []))
 
 
 def spread(values):
@@ -95,9 +116,10 @@ class Matrix:
         return median([r["wall_us"] for r in rs]), spread([r["wall_us"] for r in rs]), len(rs)
 
     def serial_key(self, shape, comm):
-        """Protocol A's one-chunk program, else another protocol's."""
-        keys = sorted(k for k in self.runs if k[:4] == shape and k[4] == 1 and k[6] == comm)
-        return shape + (1, "A", comm) if shape + (1, "A", comm) in self.runs else (keys[0] if keys else None)
+        """Protocol A's one-chunk program on the collective pipeline, else another one-chunk one."""
+        keys = sorted((k for k in self.runs if k[:4] == shape and k[4] == 1 and k[6] == comm),
+                      key=lambda k: (k[5] != "A", knob(k, "pipeline") != "collective", k))
+        return keys[0] if keys else None
 
     def serial_spans(self, shape, comm):
         rs = self.runs.get(self.serial_key(shape, comm), [])
@@ -140,41 +162,52 @@ def performance(mx, machine):
         gemm, comm_alone = mx.serial_spans(shape, base)
         comm_each = {c: mx.serial_spans(shape, c)[1] for c in comms}
         serial, serial_spread, _ = mx.wall(mx.serial_key(shape, base))
-        best = None  # (us, spread, streams, protocol, comm)
-        for key in mx.runs:
-            if key[:4] != shape or key[4] == 1:
-                continue
+        best = None  # (us, spread, key): the fastest pipelined configuration (S > 1)
+        overall = None  # the fastest of all, serial ones (S = 1) included: braid's best choice
+        for key in sorted(k for k in mx.runs if k[:4] == shape):
             us, sp, _ = mx.wall(key)
-            if best is None or us < best[0]:
-                best = (us, sp, key[4], key[5], key[6])
+            if key[4] > 1 and (best is None or us < best[0]):
+                best = (us, sp, key)
+            if overall is None or us < overall[0]:
+                overall = (us, sp, key)
         fastest_comm = min([c for c in comm_each.values() if c is not None], default=None)
         ideal = max(gemm, fastest_comm) if gemm is not None and fastest_comm is not None else None
         torch = mx.torch.get(shape, [])
         fused = median([t.get("fused_us") for t in torch])
         tserial = median([t.get("serial_us") for t in torch])
         gflop = mx.gflop.get(shape)
-        best_us = best[0] if best else None
-        spreads = [s for s in (serial_spread, best[1] if best else None) if s is not None]
+        best_us = overall[0] if overall else None
+        spreads = [s for s in (serial_spread, best[1] if best else None, overall[1] if overall else None)
+                   if s is not None]
         flag = ""
-        if best and serial is not None and best_us > serial:
+        if overall and overall[2][4] == 1 and best:
+            # The issue's rule: never slower than serial; choose serial when pipelining loses, and say so.
             tune = mx.tune.get((machine,) + shape) if machine else None
-            pick = "—" if tune is None else ("yes" if tune["picks_serial"] else
-                                             f"no (S={tune['best']['streams']} {tune['best']['protocol']})")
-            flag = f"slower than serial; tune picks serial: {pick}"
+            pick = "—" if tune is None else ("yes" if tune["picks_serial"] else f"no ({tune_label(tune['best'])})")
+            flag = (f"every pipelined configuration is slower than the fastest serial one: choose serial; "
+                    f"tune picks serial: {pick}")
+        best_cell = "—"
+        if overall:
+            best_cell = f"{ms(overall[0])} ({'serial: ' if overall[2][4] == 1 else ''}{config_label(overall[2])})"
         rows.append([shape[0], shape_str(shape), f"{gflop:.3g}" if gflop else "—", ms(gemm),
                      " / ".join(f"{ms(comm_each[c])} ({c})" for c in comms), ms(serial),
-                     f"{ms(best_us)} (S={best[2]} {best[3]} {best[4]})" if best else "—", ms(ideal),
+                     f"{ms(best[0])} ({config_label(best[2])})" if best else "—", best_cell, ms(ideal),
                      pct(ideal / best_us) if ideal and best_us else "—",
                      f"{gflop / best_us * 1e3:.3g}" if gflop and best_us else "—", ms(fused), ms(tserial),
                      pct(max(spreads)) if spreads else "—", flag])
     header = ["workload", "m×k×n", "GFLOP/rank", "GEMM alone ms", "comm alone ms", "serial ms",
-              "best braid ms (S, protocol, transport)", "ideal ms", "% of ideal", "TFLOP/s", "torch fused ms",
-              "torch serial ms", "spread", "note"]
+              "best pipelined ms (S, protocol, pipeline, transport)", "best braid ms (its configuration)",
+              "ideal ms", "% of ideal (best braid)", "TFLOP/s", "torch fused ms", "torch serial ms", "spread", "note"]
     text = table(header, rows)
     if mx.failed or mx.skipped:
         notes.append(f"{len(mx.failed)} launches failed and {len(mx.skipped)} were skipped (time budget); "
                      "they are not in the table.")
     return text + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def tune_label(best):
+    """braid tune's pick as "S=2 B p2p" (records from before pipelines: the collective one)."""
+    return f"S={best['streams']} {best['protocol']} {best.get('pipeline', 'collective')}"
 
 
 # ---------------------------------------------------------------- (b) accuracy
@@ -241,10 +274,12 @@ def accuracy(mx, machine, fit, fit_meas, preset):
     out = [f"### Machine `{machine}`"]
     if preset:
         out.append("An uncalibrated preset: no point was fitted, every point is held out.")
-    rows = [[k[0], shape_str(k[:4]), k[4], k[5], k[6], ms(p["predicted"]), ms(p["measured"]),
+    rows = [[k[0], shape_str(k[:4]), k[4], k[5], " ".join(f"{n}={v}" if n != "pipeline" else v for n, v in k[7]),
+             k[6], ms(p["predicted"]), ms(p["measured"]),
              pct(p["error"], True), pct(p["spread"]), pct(p["op_median"]), "fit" if p["fit"] else "held out"]
             for p in pts for k in [p["key"]]]
-    out.append(table(["workload", "m×k×n", "S", "protocol", "transport", "predicted ms", "measured ms", "error",
+    out.append(table(["workload", "m×k×n", "S", "protocol", "pipeline", "transport", "predicted ms", "measured ms",
+                      "error",
                       "spread", "median op error", "set"], rows))
     summary = []
     for name, sel in (("fit", [p for p in pts if p["fit"]]), ("held out", [p for p in pts if not p["fit"]])):
@@ -261,7 +296,8 @@ def accuracy(mx, machine, fit, fit_meas, preset):
                       "measured gap of the simulator's pick", "braid tune's pick"], best_rows(mx, machine, pts)))
     out.append("Protocols side by side (the nvFuser paradox; A: separate sync loop, B: in-loop sync + join "
                "loop, C: in-loop sync + per-iteration join), predicted / measured ms:")
-    out.append(table(["workload", "m×k×n", "transport", "S", "A", "B", "C", "fastest predicted", "fastest measured"],
+    out.append(table(["workload", "m×k×n", "transport, pipeline", "S", "A", "B", "C", "fastest predicted",
+                      "fastest measured"],
                      paradox_rows(pts)))
     return "\n\n".join(out)
 
@@ -278,12 +314,12 @@ def best_rows(mx, machine, pts):
             continue
         sim_best = min(ps, key=lambda p: p["predicted"])
         meas_best = min(measured, key=lambda p: walls[p["key"]][0])
-        cfg = lambda p: f"S={p['key'][4]} {p['key'][5]}"
+        cfg = lambda p: config_label(p["key"], comm=False)
         gap = None
         if walls.get(sim_best["key"], (None,))[0] is not None:
             gap = walls[sim_best["key"]][0] / walls[meas_best["key"]][0] - 1
         tune = mx.tune.get((machine,) + g[:4])
-        tpick = f"S={tune['best']['streams']} {tune['best']['protocol']}" if tune else "—"
+        tpick = tune_label(tune["best"]) if tune else "—"
         agree = "yes" if sim_best is meas_best else ("within spread" if gap is not None and gap < SPREAD_LIMIT else "no")
         rows.append([g[0], shape_str(g[:4]), g[4], cfg(sim_best), cfg(meas_best), agree, pct(gap), tpick])
     return rows
@@ -292,15 +328,15 @@ def best_rows(mx, machine, pts):
 def paradox_rows(pts):
     rows = []
     by = {p["key"]: p for p in pts}
-    groups = sorted({k[:5] + (k[6],) for k in by if k[4] > 1})
-    for w, m, k, n, s, comm in groups:
+    groups = sorted({k[:5] + (k[6], k[7]) for k in by if k[4] > 1})
+    for w, m, k, n, s, comm, other in groups:
         cells, pred, meas = [], {}, {}
         for proto in "ABC":
-            p = by.get((w, m, k, n, s, proto, comm))
+            p = by.get((w, m, k, n, s, proto, comm, other))
             if p:
                 pred[proto], meas[proto] = p["predicted"], p["measured"]
             cells.append(f"{ms(p['predicted'])} / {ms(p['measured'])}" if p else "—")
-        rows.append([w, shape_str((w, m, k, n)), comm, s] + cells +
+        rows.append([w, shape_str((w, m, k, n)), comm + "".join(f" {v}" for _, v in other), s] + cells +
                     [min(pred, key=pred.get) if pred else "—", min(meas, key=meas.get) if meas else "—"])
     return rows
 

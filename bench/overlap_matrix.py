@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The overlap benchmark and validation matrix (docs/PERFORMANCE.md "Overlap on two GPUs",
 docs/ACCURACY.md): runs `braid run` for every workload x shape x chunk count x protocol x
-communication backend in several separate launches, takes GEMM alone and communication alone
+pipeline (x any --knob) x communication backend in several separate launches, takes GEMM alone and communication alone
 from the serial program's measured timeline, compares every measured timeline with the
 simulator (`braid validate`), asks `braid tune` which configuration it would pick, and runs
 torch's reference (bench/torch_reference.py) for the same shapes. Everything goes into one JSON
@@ -61,30 +61,61 @@ def gflop_per_rank(workload, m, k, n, ranks):
     return 2.0 * m * k * n / ranks / 1e9
 
 
-def configs(streams, protocols):
-    """Every (chunks, protocol), serial (one chunk, protocol A) first. One chunk with protocols B
-    and C are serial programs too (their synchronization differs a little): measured, since a
-    sweep costs little per configuration, and reported beside protocol A's."""
-    return sorted(((s, p) for s in streams for p in protocols), key=lambda c: (c[0], c[1]))
+# The lowering knobs a point varies, in the order `braid run --sweep` gets them (so the order of
+# its tags and timeline suffixes): streams, protocol and pipeline from their own flags, then every
+# --knob KEY=V1,V2 (any key `braid run --sweep` takes, e.g. a stream pool size). A new knob with a
+# flag of its own is one line in knob_axes.
+def knob_axes(args):
+    """[(key, [values])] of the matrix's knobs."""
+    axes = [("streams", list(args.streams)), ("protocol", list(args.protocols)),
+            ("pipeline", list(getattr(args, "pipelines", None) or ["collective"]))]
+    for key, values in getattr(args, "knob", None) or []:
+        if key in dict(axes):
+            raise SystemExit(f"overlap_matrix: --knob {key} is already a dimension (use --{key}s or --{key})")
+        axes.append((key, values))
+    return axes
+
+
+def configs(axes):
+    """Every combination of the knobs as a dict, serial (one chunk, protocol A, collective
+    pipeline) first, then by chunk count. One chunk with protocols B and C (or the p2p pipeline)
+    are serial programs too (their synchronization differs a little): measured, since a sweep
+    costs little per configuration, and reported beside protocol A's."""
+    out = [{}]
+    for key, values in axes:
+        out = [{**c, key: v} for c in out for v in values]
+    rank = {"collective": 0, "p2p": 1}
+    return sorted(out, key=lambda c: (c["streams"], c["protocol"], rank.get(c.get("pipeline"), 2),
+                                      [str(c[k]) for k in c if k not in ("streams", "protocol", "pipeline")]))
 
 
 # ---------------------------------------------------------------- parsing braid's output
 
 TIMING = re.compile(
-    r"rank (\d+) timing (?:\[streams=(\d+) protocol=([ABC])\] )?\((interpreted|CUDA graph replay), (\d+) runs, "
+    r"rank (\d+) timing (?:\[([^\]]*)\] )?\((interpreted|CUDA graph replay), (\d+) runs, "
     r"median\): wall ([0-9.eE+-]+) us, host issue ([0-9.eE+-]+) us = ([0-9.eE+-]+) us per host instruction "
     r"\((\d+) instructions\)")
 
 
+def tag_key(settings):
+    """A sweep configuration's key: its settings as sorted (key, value-as-text) pairs."""
+    return tuple(sorted((k, str(v)) for k, v in settings.items()))
+
+
+def parse_tag(tag):
+    """"streams=2 protocol=B pipeline=p2p" -> tag_key of {streams: 2, protocol: B, pipeline: p2p}."""
+    return tag_key(dict(kv.split("=", 1) for kv in tag.split() if "=" in kv))
+
+
 def parse_sweep_timings(text):
-    """Every rank's timing lines: {(streams, protocol) or None: {rank: {...}}}; the key is None for
-    a launch without a sweep (untagged lines)."""
+    """Every rank's timing lines: {tag_key of the line's settings, or None: {rank: {...}}}; the key
+    is None for a launch without a sweep (untagged lines)."""
     out = {}
     for m in TIMING.finditer(text):
-        cfg = (int(m.group(2)), m.group(3)) if m.group(2) else None
+        cfg = parse_tag(m.group(2)) if m.group(2) else None
         out.setdefault(cfg, {})[int(m.group(1))] = {
-            "mode": m.group(4), "runs": int(m.group(5)), "wall_us": float(m.group(6)), "issue_us": float(m.group(7)),
-            "us_per_instruction": float(m.group(8)), "instructions": int(m.group(9))}
+            "mode": m.group(3), "runs": int(m.group(4)), "wall_us": float(m.group(5)), "issue_us": float(m.group(6)),
+            "us_per_instruction": float(m.group(7)), "instructions": int(m.group(8))}
     return out
 
 
@@ -128,27 +159,41 @@ def override_backends(help_text):
 # ---------------------------------------------------------------- the plan
 
 class Point:
-    """One measured configuration; `launch` runs of it, each a separate `braid run`."""
+    """One measured configuration; `launch` runs of it, each a separate `braid run`. `knobs` is the
+    lowering configuration, {knob: value} in knob_axes order (streams, protocol, pipeline, ...)."""
 
-    def __init__(self, workload, shape, size, streams, protocol, comm, ranks, dtype):
+    def __init__(self, workload, shape, size, knobs, comm, ranks, dtype):
         self.workload, self.shape, self.size = workload, shape, size
-        self.streams, self.protocol, self.comm = streams, protocol, comm
+        self.knobs, self.comm = dict(knobs), comm
+        self.streams, self.protocol = self.knobs["streams"], self.knobs["protocol"]
+        self.pipeline = self.knobs.get("pipeline", "collective")
         self.ranks, self.dtype = ranks, dtype
 
     def key(self):
+        """The record's identity: the shape, every knob as a field of its own, and `knobs` (their
+        names, so a reader can tell which fields are knobs)."""
         m, k, n = self.shape
         return {"workload": self.workload, "m": m, "k": k, "n": n, "size": self.size, "dtype": self.dtype,
-                "ranks": self.ranks, "streams": self.streams, "protocol": self.protocol, "comm": self.comm,
-                "serial": self.streams == 1}
+                "ranks": self.ranks, **self.knobs, "pipeline": self.pipeline, "comm": self.comm,
+                "knobs": dict(self.knobs), "serial": self.streams == 1}
+
+    def settings(self):
+        return " ".join(f"{k}={v}" for k, v in self.knobs.items())
 
     def name(self):
         m, k, n = self.shape
-        return f"{self.workload}_m{m}_k{k}_n{n}_S{self.streams}_{self.protocol}_{self.comm}"
+        knobs = "_".join(f"{k}{v}" for k, v in self.knobs.items())
+        return f"{self.workload}_m{m}_k{k}_n{n}_{knobs}_{self.comm}"
 
     def workload_flags(self):
         m, k, n = self.shape
-        return ["--devices", str(self.ranks), "--streams", str(self.streams), "--protocol", self.protocol,
-                "--m", str(m), "--k", str(k), "--n", str(n), "--dtype", self.dtype]
+        return (["--devices", str(self.ranks)] + knob_flags(self.knobs) +
+                ["--m", str(m), "--k", str(k), "--n", str(n), "--dtype", self.dtype])
+
+
+def knob_flags(knobs):
+    """Each knob as the workload flag of the same name (--streams 2 --protocol B --pipeline p2p)."""
+    return [x for k, v in knobs.items() for x in (f"--{k}", str(v))]
 
 
 def units(args, comms):
@@ -164,26 +209,30 @@ def units(args, comms):
             size = SIZE_CLASSES[i] if args.sizes != "tiny" else "tiny"
             if args.sizes != "tiny" and size not in classes:
                 continue
-            pts = [Point(w, shape, size, s, p, c, args.ranks, args.dtype)
-                   for c in comms for s, p in configs(args.streams, args.protocols)]
+            pts = [Point(w, shape, size, knobs, c, args.ranks, args.dtype)
+                   for c in comms for knobs in configs(knob_axes(args))]
             out.append({"workload": w, "shape": shape, "size": size, "points": pts})
     return out
 
 
 def estimate_s(unit, args):
-    """Seconds a unit takes: launch overheads, then per configuration its set-up (lowering,
-    verification, the checked run, the output gather), its inputs and its runs (FLOP at a
-    nominal rate)."""
+    """Seconds a unit takes: per launch its start and its inputs (drawn once: braid run reuses them
+    across a sweep's configurations), then per configuration its set-up (lowering, verification,
+    the checked run, the output gather) and its runs (FLOP at a nominal rate), twice set up with
+    a sweep's warm-up pass."""
     m, k, nn = unit["shape"]
     per_run = gflop_per_rank(unit["workload"], m, k, nn, args.ranks) / args.nominal_tflops / 1e3
-    # Every configuration draws its full inputs on the host in float64 (exec/reference.cpp), ~10 ns each.
+    # Full inputs are drawn on the host in float64 (exec/reference.cpp), ~10 ns per element.
     inputs_s = (m * k + k * nn + (k * nn if unit["workload"] == "mlp" else 0)) * 1e-8
-    per_config = args.config_overhead_s + inputs_s + (args.repeat + 1) * per_run
+    warmup = 10 if getattr(args, "warmup", None) is None else args.warmup  # braid run's default
+    per_config = args.config_overhead_s + (args.repeat + 1 + warmup) * per_run
+    if args.sweep and warmup > 0:
+        per_config += args.config_overhead_s + warmup * per_run
     points = len(unit["points"]) * args.launches
     comms = len({p.comm for p in unit["points"]})
     launches = comms * args.launches if args.sweep else points
     torch = args.torch_overhead_s * args.torch_launches if (args.torch and unit["workload"] in TORCH_WORKLOADS) else 0
-    return launches * args.launch_overhead_s + points * per_config + torch
+    return launches * (args.launch_overhead_s + inputs_s) + points * per_config + torch
 
 
 def select_part(all_units, args):
@@ -243,10 +292,12 @@ def launch_points(points, launch, args, caps, tl_dir):
     m, k, n = first.shape
     cmd += ["--devices", str(first.ranks), "--m", str(m), "--k", str(k), "--n", str(n), "--dtype", first.dtype]
     if sweep:
-        cmd += ["--sweep-streams", ",".join(str(s) for s in sorted({p.streams for p in points})),
-                "--sweep-protocols", ",".join(sorted({p.protocol for p in points}))]
+        # Every knob is an axis (one value or several): each timing line and timeline names them all.
+        cmd += ["--sweep"] + [f"{k}=" + ",".join(unique(str(p.knobs[k]) for p in points)) for k in first.knobs]
     else:
-        cmd += ["--streams", str(first.streams), "--protocol", first.protocol]
+        cmd += knob_flags(first.knobs)
+    if caps.get("warmup") and args.warmup is not None:
+        cmd += ["--warmup", str(args.warmup)]
     if first.comm != "default":
         cmd += ["--backend-override", first.comm]
     timeline = None
@@ -260,7 +311,7 @@ def launch_points(points, launch, args, caps, tl_dir):
     timings = parse_sweep_timings(out)
     recs = []
     for p in points:
-        ranks = timings.get((p.streams, p.protocol) if sweep else None, {})
+        ranks = timings.get(tag_key(p.knobs) if sweep else None, {})
         complete = len(ranks) == args.ranks
         rec = {"type": "run", **p.key(), "launch": launch, "repeat": args.repeat,
                "exit_code": 0 if complete and (code == 0 or sweep) else (code or 3),
@@ -288,10 +339,20 @@ def launch_points(points, launch, args, caps, tl_dir):
     return recs
 
 
+def unique(values):
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
 def timeline_file(base, point):
-    """Where `braid run --sweep-*` writes a configuration's timeline: t.json -> t.S2B.json."""
+    """Where `braid run --sweep` writes a configuration's timeline: every swept setting, in the
+    sweep's order, as a suffix (t.json -> t.streams2.protocolB.pipelinep2p.json)."""
     root, ext = os.path.splitext(base)
-    return f"{root}.S{point.streams}{point.protocol}{ext}"
+    suffix = "".join(f".{k}{v}" for k, v in point.knobs.items())
+    return root + re.sub(r"[^A-Za-z0-9_.-]", "_", suffix) + ext
 
 
 def run_launch(point, launch, args, caps, tl_dir):
@@ -301,15 +362,17 @@ def run_launch(point, launch, args, caps, tl_dir):
 def validate_launch(run_rec, machine, args):
     """`braid validate` of one launch's timeline against one machine; the per-op list is left out
     (the statement summary, overlap and end-to-end figures stay)."""
-    point_flags = ["--devices", str(run_rec["ranks"]), "--streams", str(run_rec["streams"]), "--protocol",
-                   run_rec["protocol"], "--m", str(run_rec["m"]), "--k", str(run_rec["k"]), "--n", str(run_rec["n"]),
-                   "--dtype", run_rec["dtype"]]
+    knobs = record_knobs(run_rec)
+    point_flags = (["--devices", str(run_rec["ranks"])] + knob_flags(knobs) +
+                   ["--m", str(run_rec["m"]), "--k", str(run_rec["k"]), "--n", str(run_rec["n"]),
+                    "--dtype", run_rec["dtype"]])
     tl = os.path.join(args.results_dir, run_rec["timeline"])
     cmd = [args.braid, "validate", "--measured", tl, run_rec["workload"], "--machine", machine, "--json"] + point_flags
     code, out, elapsed = sh(cmd, 300)
-    keys = ["workload", "m", "k", "n", "size", "dtype", "ranks", "streams", "protocol", "comm", "serial", "launch",
-            "timeline", "timeline_run"]
-    rec = {"type": "validation", **{k: run_rec.get(k) for k in keys}, "machine": machine, "exit_code": code,
+    keys = ["workload", "m", "k", "n", "size", "dtype", "ranks", "comm", "serial", "launch", "timeline",
+            "timeline_run"]
+    rec = {"type": "validation", **{k: run_rec.get(k) for k in keys}, **knobs, "knobs": knobs,
+           "pipeline": knobs.get("pipeline", "collective"), "machine": machine, "exit_code": code,
            "elapsed_s": round(elapsed, 3)}
     if code != 0:
         rec["error"] = tail(out)
@@ -327,6 +390,11 @@ def validate_launch(run_rec, machine, args):
     return rec
 
 
+def record_knobs(rec):
+    """A record's knobs: its `knobs` field; records from before it, streams and protocol."""
+    return dict(rec.get("knobs") or {"streams": rec["streams"], "protocol": rec["protocol"]})
+
+
 def tune_unit(unit, machine, args):
     """`braid tune` of one shape: the configuration the simulator would pick (serial or not)."""
     m, k, n = unit["shape"]
@@ -334,7 +402,9 @@ def tune_unit(unit, machine, args):
     streams = ",".join(str(s) for s in args.streams)
     cmd = [args.braid, "tune", unit["workload"], "--machine", machine, "--devices", str(args.ranks), "--m", str(m),
            "--k", str(k), "--n", str(n), "--dtype", args.dtype, "--streams", streams, "--protocols", protocols,
-           "--pipelines", "collective", "--top", "100", "--json"]
+           "--pipelines", ",".join(getattr(args, "pipelines", None) or ["collective"]), "--top", "100", "--json",
+           # the schedules the matrix measures: one stream per chunk, waits in the loop, no prefetch
+           "--pools", "chunks", "--defer-waits", "off", "--prefetch", "off"]
     code, out, _ = sh(cmd, 300)
     rec = {"type": "tune", "workload": unit["workload"], "m": m, "k": k, "n": n, "size": unit["size"],
            "dtype": args.dtype, "ranks": args.ranks, "machine": machine, "exit_code": code}
@@ -347,7 +417,8 @@ def tune_unit(unit, machine, args):
         rec["error"] = "unexpected output: " + tail(out, 500)
         return rec
     rec["predicted"] = [{"streams": int(c["config"]["streams"]), "protocol": c["config"]["protocol"],
-                         "predicted_us": c["predicted_us"]} for c in cfgs]
+                         "pipeline": c["config"].get("pipeline", "collective"), "predicted_us": c["predicted_us"]}
+                        for c in cfgs]
     best = min(rec["predicted"], key=lambda c: c["predicted_us"]) if rec["predicted"] else None
     rec["best"] = best
     rec["picks_serial"] = bool(best and best["streams"] == 1)
@@ -405,7 +476,8 @@ def meta_record(args, caps):
             "backend": args.backend, "ranks": args.ranks, "dtype": args.dtype, "repeat": args.repeat,
             "launches": args.launches, "part": f"{args.part[0]}/{args.part[1]}", "machines": args.machine,
             "override_backends": caps["override"], "timeline_run_supported": caps["timeline_run"],
-            "sweep": bool(args.sweep and caps["sweep"]),
+            "sweep": bool(args.sweep and caps["sweep"]), "knobs": {k: v for k, v in knob_axes(args)},
+            "warmup": args.warmup if caps.get("warmup") else None,
             "argv": sys.argv}
 
 
@@ -413,8 +485,10 @@ def detect(args):
     code, text, _ = sh([args.braid, "run", "--help"], 60)
     if code != 0:
         raise SystemExit(f"overlap_matrix: `{args.braid} run --help` failed ({code}):\n{tail(text)}")
+    # The generic --sweep KEY=... (older binaries had only --sweep-streams / --sweep-protocols:
+    # then every configuration is a launch of its own).
     return {"override": override_backends(text), "timeline_run": "--timeline-run" in text,
-            "sweep": "--sweep-streams" in text}
+            "sweep": re.search(r"--sweep(?![-\w])", text) is not None, "warmup": "--warmup" in text}
 
 
 def comm_backends(args, caps):
@@ -480,7 +554,7 @@ def cmd_run(args):
                         out.write(rec)
                         runs.append(rec)
                         print(f"[{time.time() - t_start:6.0f} s] {rec['workload']} {unit['shape']} "
-                              f"S={rec['streams']} {rec['protocol']} {rec['comm']} L{launch}: "
+                              f"{' '.join(f'{k}={v}' for k, v in rec['knobs'].items())} {rec['comm']} L{launch}: "
                               f"{rec.get('wall_us', 'FAILED')} us", flush=True)
         if args.torch and args.backend == "cuda" and unit["workload"] in TORCH_WORKLOADS:
             for launch in range(1, args.torch_launches + 1):
@@ -578,7 +652,7 @@ def cmd_validate(args):
 def cmd_plan(args):
     args.backend = "cuda"
     caps = {"override": ["nccl", "cuda"] if "cuda" in args.comms.split(",") else ["nccl"], "timeline_run": True,
-            "sweep": True}
+            "sweep": True, "warmup": True}
     all_units = units(args, comm_backends(args, caps))
     part, loads = select_part(all_units, args)
     for u in part:
@@ -613,11 +687,32 @@ def protocol_list(s):
     return v
 
 
+def pipeline_list(s):
+    v = s.split(",")
+    if any(p not in ("collective", "p2p") for p in v):
+        raise argparse.ArgumentTypeError(f"{s}: pipelines are collective, p2p")
+    return v
+
+
+def knob_arg(s):
+    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9_-]*)=([^,=\s]+(?:,[^,=\s]+)*)", s)
+    if not m:
+        raise argparse.ArgumentTypeError(f"--knob {s}: expected KEY=V1,V2,... (a key of braid run --sweep)")
+    return m.group(1), m.group(2).split(",")
+
+
 def matrix_flags(p):
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--sizes", default="full", help="full (small,mid,large), a subset such as mid,large, or tiny (CPU)")
     p.add_argument("--streams", type=int_list, default=[1, 2, 4, 8], help="chunk counts (1 = serial)")
     p.add_argument("--protocols", type=protocol_list, default=["A", "B", "C"])
+    p.add_argument("--pipelines", type=pipeline_list, default=["collective", "p2p"],
+                   help="pipeline kinds (braid lower --pipeline): every one is measured, and braid tune ranks them")
+    p.add_argument("--knob", type=knob_arg, action="append", default=[],
+                   help="another lowering knob as a dimension: KEY=V1,V2 (any key of braid run --sweep; repeatable)")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="braid run --warmup N: untimed runs before each configuration's timed ones, and a sweep's "
+                        "untimed first pass (default: braid's)")
     p.add_argument("--comms", default="nccl,cuda",
                    help="--backend-override transports to measure (those the binary lacks are left out)")
     p.add_argument("--ranks", type=int, default=2)
@@ -629,10 +724,11 @@ def matrix_flags(p):
                    help="run bench/torch_reference.py for ag_matmul, matmul_rs, matmul_ar (GPU)")
     p.add_argument("--torch-launches", type=int, default=1)
     p.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
-                   help="one launch per transport runs every configuration (braid run --sweep-*), when braid has it")
+                   help="one launch per transport runs every configuration (braid run --sweep), when braid has it")
     p.add_argument("--launch-overhead-s", type=float, default=4.0, help="for the estimate and the deadline")
-    p.add_argument("--config-overhead-s", type=float, default=0.3,
-                   help="per configuration in a launch (lowering, checked run, gather): for the estimate")
+    p.add_argument("--config-overhead-s", type=float, default=1.0,
+                   help="per configuration in a launch (lowering, checked run, gather; about 1.3 s at the large "
+                        "shapes on two H100s, 2026-11-25): for the estimate")
     p.add_argument("--torch-overhead-s", type=float, default=15.0, help="for the estimate and the deadline")
     p.add_argument("--nominal-tflops", type=float, default=600.0, help="for the estimate")
 
@@ -661,6 +757,7 @@ def main(argv=None):
     v.add_argument("--machine", action="append", required=True)
     v.add_argument("--streams", type=int_list, default=[1, 2, 4, 8])
     v.add_argument("--protocols", type=protocol_list, default=["A", "B", "C"])
+    v.add_argument("--pipelines", type=pipeline_list, default=["collective", "p2p"])
     v.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 2))
     pl = sub.add_parser("plan", help="list a part's units and its estimated GPU time")
     matrix_flags(pl)

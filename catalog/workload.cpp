@@ -26,6 +26,9 @@ void checkCommon(const std::string& name, const WorkloadParams& p) {
     throw Error(name + " needs 1 <= devices <= " + std::to_string(kMaxDevices) + ", got " + std::to_string(p.devices));
   if (p.streams <= 0 || p.streams > kMaxStreams)
     throw Error(name + " needs 1 <= streams <= " + std::to_string(kMaxStreams) + ", got " + std::to_string(p.streams));
+  if (p.pool < 0 || p.pool > kMaxStreams)
+    throw Error(name + " needs 0 <= pool <= " + std::to_string(kMaxStreams) + " (0: one stream per chunk), got " +
+                std::to_string(p.pool));
   for (auto [what, v] : {std::pair<const char*, int64_t>{"m", p.m}, {"k", p.k}, {"n", p.n}}) {
     if (v <= 0 || v > kMaxSize)
       throw Error(name + " needs 1 <= " + what + " <= " + std::to_string(kMaxSize) + ", got " + what + "=" +
@@ -64,7 +67,7 @@ Builder::Builder(std::string name, const WorkloadParams& p) : Builder(std::move(
 
 Builder::Builder(std::string name, const WorkloadParams& p, DeviceMesh mesh)
     : name_(std::move(name)), p_(p), fusion_(std::make_unique<Fusion>()), mesh_(std::move(mesh)) {
-  p_.lowering.streams = p.streams;  // S is also numberOfStreams (docs/WORKLOADS.md)
+  p_.lowering.streams = poolOf(p);  // numberOfStreams: S unless --pool says otherwise (docs/WORKLOADS.md)
 }
 
 TensorView* Builder::input(const std::vector<int64_t>& shape) {

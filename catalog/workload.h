@@ -18,6 +18,9 @@ namespace braid {
 struct WorkloadParams {
   int64_t devices = 2;   // D: ranks in the device mesh {0 .. D-1}
   int64_t streams = 4;   // S: stream-parallel chunks (the extent of the Stream axis)
+  // P: the worker stream pool, numberOfStreams (iteration i runs on Stream ( i % P )). 0: one
+  // stream per chunk, P = S, as nvFuser does.
+  int64_t pool = 0;
   int64_t m = 1024;
   int64_t k = 1024;
   int64_t n = 1024;
@@ -39,6 +42,9 @@ struct WorkloadInfo {
   std::string description;  // one line: what it computes and how it is sharded
   std::function<Workload(const WorkloadParams&)> build;
 };
+
+// numberOfStreams of `p`: its pool, or one stream per chunk when the pool is 0.
+inline int64_t poolOf(const WorkloadParams& p) { return p.pool > 0 ? p.pool : p.streams; }
 
 // Every catalog entry, in a stable order.
 const std::vector<WorkloadInfo>& workloadCatalog();

@@ -49,7 +49,7 @@ int runLower(const LowerArgs& a) {
                  ? (verify::parametricAvailable() ? verify::VerifyMode::kParametric : verify::VerifyMode::kBounded)
                  : *mode;
     o.bounded.ranks = w.params.devices;
-    o.bounded.streams = w.params.streams;
+    o.bounded.streams = w.params.lowering.streams;
     o.bounded.parallelismWarnings = false;
     verify::EachPassResult r =
         verify::lowerVerifyingEachPass(*w.fusion, w.params.lowering, w.params.devices, o, cfg);

@@ -8,7 +8,9 @@
 #include "cli/exec_module.h"
 #include "cli/workload_flags.h"
 #include "cli/run_config.h"
+#include "cli/sim_target.h"
 #include "ir/error.h"
+#include "sim/sweep.h"
 
 namespace braid::cli {
 namespace {
@@ -19,12 +21,47 @@ struct RunArgs {
   std::vector<std::string> inputs;
   WorkloadFlags flags;
   BudgetFlags budget;
+  std::vector<std::string> sweep;  // KEY=V1,V2 axes, as `braid sim --sweep`
   std::vector<int64_t> sweepStreams;
   std::vector<std::string> sweepProtocols;
   bool no_check = false;
   bool check = false;
   double tol = -1;
 };
+
+// The settings a run cannot sweep: they change the world the ranks were launched with, or
+// describe the simulator's machine.
+bool sweepable(const std::string& key) {
+  return key != "ranks" && key != "devices" && key != "machine" && key != "nodes" && key != "gpus-per-node" &&
+         key != "gpus_per_node";
+}
+
+// Every configuration of the --sweep axes (the last varies fastest), each made by applying its
+// settings to the run's flags through sim's applySetting: the keys, values and checks of
+// `braid sim --sweep`, so a workload flag sim sweeps is one run sweeps. A key also given as its
+// own flag (--streams with streams=...) is refused.
+std::vector<RunConfig::SweepPoint> sweepPoints(const std::vector<std::string>& specs, const WorkloadFlags& f,
+                                               const WorkloadParams& base, const CLI::App& sub) {
+  std::vector<sim::SweepAxis> axes;
+  for (const std::string& spec : specs) {
+    sim::SweepAxis a = sim::parseSweepAxis(spec);
+    if (!sweepable(a.key))
+      throw Error("--sweep " + a.key + ": braid run cannot sweep it (the ranks are launched once; the machine is "
+                  "the one it runs on)");
+    const CLI::Option* own = sub.get_option_no_throw("--" + a.key);
+    if (own && own->count() > 0)
+      throw Error("--" + a.key + " and --sweep " + a.key + "=... contradict each other");
+    axes.push_back(std::move(a));
+  }
+  std::vector<RunConfig::SweepPoint> out;
+  for (const sim::SweepConfig& c : sim::sweepConfigs(axes)) {
+    SimArgs setting;
+    setting.flags = f;
+    for (const auto& [key, value] : c) applySetting(setting, key, value, true);
+    out.push_back({applyWorkloadFlags(setting.flags, base), c});
+  }
+  return out;
+}
 
 std::pair<std::string, std::string> splitAssign(const std::string& s, const char* what) {
   auto eq = s.find('=');
@@ -62,15 +99,25 @@ BRAID_REGISTER_COMMAND(Command{
                      "record the timeline (--timeline / --trace) of the K-th of the --repeat timed runs instead "
                      "of the checked run, which is cold (default 0: the checked run)")
           ->check(CLI::Range(int64_t{0}, int64_t{100000}));
-      sub.add_option("--sweep-streams", a->sweepStreams,
-                     "run the workload with each of these stream counts in turn, in the same processes "
-                     "(e.g. 1,2,4,8; each prints its own timing line, tagged, and writes its own timeline)")
+      sub.add_option("--sweep", a->sweep,
+                     "run every combination of KEY=V1,V2,... in turn, in the same processes (the keys of "
+                     "`braid sim --sweep`: streams, protocol, pipeline, indexing, m, k, n, dtype; e.g. "
+                     "--sweep streams=1,2,4 protocol=A,B pipeline=collective,p2p); each prints its own timing "
+                     "line, tagged with its settings, and writes its own timeline")
+          ->expected(1, -1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      sub.add_option("--sweep-streams", a->sweepStreams, "the same as --sweep streams=LIST")
           ->delimiter(',')
           ->check(CLI::Range(int64_t{1}, int64_t{8192}));
-      sub.add_option("--sweep-protocols", a->sweepProtocols,
-                     "with each of these stream protocols (e.g. A,B,C), crossed with --sweep-streams")
+      sub.add_option("--sweep-protocols", a->sweepProtocols, "the same as --sweep protocol=LIST")
           ->delimiter(',')
           ->check(CLI::IsMember({"A", "B", "C"}));
+      sub.add_option("--warmup", c.warmup,
+                     "untimed runs of each configuration right before its timed runs (--repeat); a sweep "
+                     "first runs every configuration this many times, untimed, so the first one timed is "
+                     "not the one that warms the clocks and the communicators (0: no warm-up)")
+          ->check(CLI::Range(int64_t{0}, int64_t{100000}))
+          ->default_val(10);
       sub.add_flag("--graph", c.graph,
                    "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
                    "outputs are checked");
@@ -102,7 +149,8 @@ BRAID_REGISTER_COMMAND(Command{
       // Workload size and lowering flags, as `braid lower` (--devices defaults to --ranks).
       addWorkloadFlags(sub, a->flags, c.params);
       addBudgetFlags(sub, a->budget);
-      return [a, tol] {
+      CLI::App* sub_ptr = &sub;
+      return [a, tol, sub_ptr] {
         RunConfig& c = a->cfg;
         if (tol->count() && !(a->tol >= 0 && a->tol < 1e300)) throw Error("--tol must be a number >= 0");
         c.maxEvents = a->budget.maxEvents;
@@ -115,23 +163,24 @@ BRAID_REGISTER_COMMAND(Command{
         const WorkloadFlags& f = a->flags;
         const WorkloadParams base = c.params;
         c.params = applyWorkloadFlags(f, base);
-        if (!a->sweepStreams.empty() && f.has(f.streams))
-          throw Error("--streams and --sweep-streams contradict each other");
-        if (!a->sweepProtocols.empty() && !f.protocol.empty())
-          throw Error("--protocol and --sweep-protocols contradict each other");
-        if (!a->sweepStreams.empty() || !a->sweepProtocols.empty()) {
-          std::vector<int64_t> streams = a->sweepStreams;
-          if (streams.empty()) streams.push_back(c.params.streams);
-          std::vector<std::string> protocols = a->sweepProtocols;
-          if (protocols.empty()) protocols.push_back(f.protocol);  // empty: the workload's default
-          for (int64_t s : streams)
-            for (const std::string& p : protocols) {
-              WorkloadFlags g = f;
-              g.streams = s;
-              g.protocol = p;
-              c.sweep.push_back(applyWorkloadFlags(g, base));
-            }
+        std::vector<std::string> axes = a->sweep;
+        auto alias = [&](const char* key, const std::string& values) {
+          for (const std::string& spec : axes)
+            if (spec.rfind(std::string(key) + "=", 0) == 0)
+              throw Error(std::string("--sweep ") + key + "=... is given twice (once as an alias flag)");
+          axes.push_back(std::string(key) + "=" + values);
+        };
+        if (!a->sweepStreams.empty()) {
+          std::string v;
+          for (int64_t x : a->sweepStreams) v += (v.empty() ? "" : ",") + std::to_string(x);
+          alias("streams", v);
         }
+        if (!a->sweepProtocols.empty()) {
+          std::string v;
+          for (const std::string& x : a->sweepProtocols) v += (v.empty() ? "" : ",") + x;
+          alias("protocol", v);
+        }
+        if (!axes.empty()) c.sweep = sweepPoints(axes, f, base, *sub_ptr);
         c.devicesSet = f.has(f.devices);
         if (f.has(f.streams)) c.streams = f.streams;
         if (c.timeoutSec <= 0) throw Error("--timeout must be positive");

@@ -40,9 +40,16 @@ struct RunConfig {
   bool graph = false;              // --graph: capture once as a CUDA graph, replay
   bool poison = true;              // --no-poison: leave fresh buffers uninitialized (benchmarks)
   bool commHighPriority = false;   // --comm-priority high: communicators' streams at the highest priority
-  // --sweep-streams / --sweep-protocols: run each of these workload configurations in turn in the
-  // same processes (one device and communicator set-up for all); empty: just `params`.
-  std::vector<WorkloadParams> sweep;
+  // --sweep KEY=V1,V2 ...: run each of these workload configurations in turn in the same
+  // processes (one device and communicator set-up for all); empty: just `params`.
+  struct SweepPoint {
+    WorkloadParams params;
+    std::vector<std::pair<std::string, std::string>> settings;  // the swept KEY=VALUEs that make it
+  };
+  std::vector<SweepPoint> sweep;
+  // --warmup N: untimed runs of each configuration right before its timed runs; a sweep first
+  // runs every configuration N times, untimed, before its first timed configuration.
+  int64_t warmup = 10;
   int64_t maxEvents = 0;           // --max-events (0: from the memory budget)
   int64_t maxMemoryBytes = 0;      // --max-memory (0: half the machine's memory)
 };

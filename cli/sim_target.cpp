@@ -50,7 +50,7 @@ sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus
 
 
 // Workload flags and the keys a sweep may set for a workload.
-static const std::vector<std::string> kWorkloadKeys = {"streams", "protocol", "indexing", "pipeline", "m", "k", "n",
+static const std::vector<std::string> kWorkloadKeys = {"streams", "pool", "defer-waits", "prefetch", "protocol", "indexing", "pipeline", "m", "k", "n",
                                                 "devices", "ranks", "dtype"};
 
 static int64_t parseCount(const std::string& key, const std::string& v) {
@@ -74,6 +74,11 @@ void applySetting(SimArgs& a, const std::string& key, const std::string& v, bool
     a.gpusPerNode = parseCount(key, v);
   } else if (key == "streams") {
     f.streams = parseCount(key, v);
+  } else if (key == "pool") {
+    f.pool = parseCount(key, v);
+  } else if (workload && (key == "defer-waits" || key == "prefetch")) {
+    if (v != "on" && v != "off") throw Error(key + ": '" + v + "' must be on or off");
+    (key == "prefetch" ? f.prefetch : f.deferWaits) = v == "on";
   } else if (key == "ranks" || key == "devices") {
     a.ranks = parseCount(key, v);
     if (workload) f.devices = a.ranks;
@@ -108,7 +113,8 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   if (a.ranks < 0) throw Error("--ranks must be positive");
   sim::SimOptions& o = out.options;
   o.semantics.bindings = parseBindings(a.binds);
-  o.semantics.numberOfStreams = f.has(f.streams) ? f.streams : 4;
+  // A file's numberOfStreams: --pool, else --streams, else 4.
+  o.semantics.numberOfStreams = f.has(f.pool) ? f.pool : f.has(f.streams) ? f.streams : 4;
   o.fold = !a.noFold;
   o.recordSmCounters = !a.trace.empty();
   if (parsed) {
@@ -124,9 +130,11 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   assignPrintedLocations(out.lowered, a.target + ".hir");  // lines of `braid lower NAME` output
   out.program = &out.lowered;
   o.semantics.numRanks = w.params.devices;
-  o.semantics.numberOfStreams = w.params.streams;
+  o.semantics.numberOfStreams = w.params.lowering.streams;
   out.name = a.target + " (lowered: devices " + std::to_string(w.params.devices) + ", streams " +
-             std::to_string(w.params.streams) + ", m " + std::to_string(w.params.m) + ", k " +
+             std::to_string(w.params.streams) + (w.params.pool > 0 ? ", pool " + std::to_string(w.params.pool) : "") +
+             (w.params.lowering.deferWaits ? ", deferred waits" : "") + (w.params.lowering.prefetch ? ", prefetch" : "") +
+             ", m " + std::to_string(w.params.m) + ", k " +
              std::to_string(w.params.k) + ", n " + std::to_string(w.params.n) + ", " +
              std::string(dataTypeName(w.params.dtype)) + ", protocol " +
              streamProtocolName(w.params.lowering.protocol) + ")";

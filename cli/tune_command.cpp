@@ -1,5 +1,6 @@
 // `braid tune WORKLOAD --machine M [--streams 1,2,4,8] [--protocols A,B,C]
-// [--pipelines collective,p2p] [--top K] [--json]`: simulate every lowering of the workload over
+// [--pipelines collective,p2p] [--pools chunks,1] [--defer-waits off,on] [--prefetch off,on]
+// [--top K] [--json]`: simulate every lowering of the workload over
 // those choices in parallel and rank them against serial (one chunk) (docs/TUNE.md). With
 // `--confirm N [--backend cuda|cpu] [--repeat R]`, then run the N best and the serial one with
 // `braid run` and compare (cli/tune_confirm.h). Exit 0 when some configuration simulated, 1 when
@@ -30,6 +31,9 @@ struct TuneArgs {
   std::string streams = "1,2,4,8";
   std::string protocols = "A,B,C";
   std::string pipelines = "collective,p2p";
+  std::string pools = "chunks,1";
+  std::string deferWaits = "off,on";
+  std::string prefetch = "off,on";
   int64_t top = 10;
   int64_t confirm = 0;  // --confirm N: run the N best with braid run
   std::string backend = "cuda";
@@ -48,22 +52,49 @@ std::vector<std::string> splitList(const std::string& flag, const std::string& s
   return out;
 }
 
+// `v` as a whole integer, or nullopt.
+std::optional<int64_t> integer(const std::string& v) {
+  size_t used = 0;
+  int64_t x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || used == 0) return std::nullopt;
+  return x;
+}
+
 sim::TuneSpace spaceOf(const TuneArgs& a) {
   sim::TuneSpace s;
   s.streams.clear();
   for (const auto& v : splitList("--streams", a.streams)) {
-    size_t used = 0;
-    int64_t x = 0;
-    try {
-      x = std::stoll(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || used == 0) throw Error("--streams: '" + v + "' is not an integer");
-    s.streams.push_back(x);
+    std::optional<int64_t> x = integer(v);
+    if (!x) throw Error("--streams: '" + v + "' is not an integer");
+    s.streams.push_back(*x);
   }
   s.protocols = splitList("--protocols", a.protocols);
   s.pipelines = splitList("--pipelines", a.pipelines);
+  s.pools.clear();
+  for (const auto& v : splitList("--pools", a.pools)) {
+    if (v == "chunks") {
+      s.pools.push_back(0);
+      continue;
+    }
+    std::optional<int64_t> x = integer(v);
+    if (!x || *x <= 0) throw Error("--pools: '" + v + "' is neither 'chunks' nor a positive number of streams");
+    s.pools.push_back(*x);
+  }
+  auto onOff = [](const char* flag, const std::string& list) {
+    std::vector<bool> out;
+    for (const auto& v : splitList(flag, list)) {
+      if (v != "on" && v != "off") throw Error(std::string(flag) + ": '" + v + "' must be on or off");
+      out.push_back(v == "on");
+    }
+    return out;
+  };
+  s.deferWaits = onOff("--defer-waits", a.deferWaits);
+  s.prefetch = onOff("--prefetch", a.prefetch);
   return s;
 }
 
@@ -168,7 +199,8 @@ BRAID_REGISTER_COMMAND(Command{
       std::vector<CLI::Option*> before = sub.get_options();
       addWorkloadFlags(sub, s.flags, simDefaults());
       // What tune searches replaces the single-valued workload flags.
-      for (const char* searched : {"--streams", "--protocol", "--pipeline"}) sub.remove_option(sub.get_option(searched));
+      for (const char* searched : {"--streams", "--protocol", "--pipeline", "--pool", "--defer-waits", "--prefetch"})
+        sub.remove_option(sub.get_option(searched));
       // The workload flags, which --confirm passes on to braid run as given.
       std::vector<CLI::Option*> workload;
       for (CLI::Option* o : sub.get_options())
@@ -176,6 +208,11 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--streams,-s", args->streams, "stream counts (= chunks) to try, comma-separated (default 1,2,4,8; 1 is always tried)");
       sub.add_option("--protocols", args->protocols, "stream protocols to try: A, B, C (default A,B,C)");
       sub.add_option("--pipelines", args->pipelines, "pipeline kinds to try: collective, p2p (default collective,p2p)");
+      sub.add_option("--pools", args->pools,
+                     "worker pools to try: chunks (one stream per chunk) or a stream count; pools of at least the "
+                     "chunk count are skipped (default chunks,1)");
+      sub.add_option("--defer-waits", args->deferWaits, "deferred waits to try: off, on (default off,on; never with protocol B)");
+      sub.add_option("--prefetch", args->prefetch, "prefetched communications to try: off, on (default off,on)");
       sub.add_option("--top", args->top, "show the K fastest configurations (default 10)");
       CLI::Option* confirm = sub.add_option(
           "--confirm", args->confirm,
@@ -202,7 +239,8 @@ BRAID_REGISTER_COMMAND(Command{
         return runTune(*args);
       };
     },
-    "search stream counts, protocols and pipeline kinds of a workload by simulation and rank them"});
+    "search stream counts, protocols, pipeline kinds, worker pools and schedules of a workload by simulation and "
+    "rank them"});
 
 }  // namespace
 }  // namespace braid::cli

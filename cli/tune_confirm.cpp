@@ -80,8 +80,9 @@ std::vector<std::string> confirmRunArgs(const ConfirmOptions& o, const sim::Swee
   std::vector<std::string> a = {"run", o.target};
   a.insert(a.end(), o.workloadArgs.begin(), o.workloadArgs.end());
   for (const auto& [k, v] : c) {
+    if (v == "off") continue;  // a schedule switched off: braid run's default
     a.push_back("--" + k);
-    a.push_back(v);
+    if (v != "on") a.push_back(v);  // --defer-waits and --prefetch are plain flags
   }
   for (const std::string& s : {std::string("--backend"), o.backend, std::string("--ranks"), std::to_string(o.ranks),
                                std::string("--repeat"), std::to_string(o.repeat), std::string("--timeout"),

@@ -140,7 +140,8 @@ BRAID_REGISTER_COMMAND(Command{
         verify::CheckOptions o;
         o.mode = *mode;
         o.bounded.bindings = parseBindings(args->binds);
-        o.bounded.streams = f.has(f.streams) ? f.streams : 4;
+        // numberOfStreams: --pool, else --streams (a workload's chunk count), else 4.
+        o.bounded.streams = f.has(f.pool) ? f.pool : f.has(f.streams) ? f.streams : 4;
         o.bounded.parallelismWarnings = !args->noWarnings;
         int64_t ranks = args->ranks;
         RankPrograms rp = loadRankPrograms(args->rankPrograms);
@@ -176,7 +177,7 @@ BRAID_REGISTER_COMMAND(Command{
         o.bounded.ranks = ranks;
         // For a workload, --streams is its chunk count; the parametric proof covers every
         // numberOfStreams. For a file, --streams (or --bind numberOfStreams=S) fixes it.
-        if (!workload && f.has(f.streams)) o.parametric.streams = f.streams;
+        if (!workload && (f.has(f.streams) || f.has(f.pool))) o.parametric.streams = o.bounded.streams;
         if (auto it = o.bounded.bindings.find(kNumberOfStreams); it != o.bounded.bindings.end())
           o.parametric.streams = it->second;
         o.parametric.maxStreams = args->maxStreams;

@@ -32,7 +32,11 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   CLI::Validator size = CLI::Range(int64_t{1}, kMaxElements).description("1..2^50");
   sub.add_option("--devices,-d", f.devices, "workload: ranks in the mesh {0 .. D-1}" + dflt(d.devices))
       ->check(rankCount());
-  sub.add_option("--streams,-s", f.streams, "stream-parallel chunks and numberOfStreams" + dflt(d.streams))
+  sub.add_option("--streams,-s", f.streams, "stream-parallel chunks, and numberOfStreams unless --pool" + dflt(d.streams))
+      ->check(streamCount());
+  sub.add_option("--pool", f.pool,
+                 "worker stream pool: numberOfStreams, iteration i on Stream ( i % P ) (default: one per chunk; "
+                 "1 keeps every chunk's compute on one stream)")
       ->check(streamCount());
   sub.add_option("--m", f.m, "workload size m" + dflt(d.m))->check(size);
   sub.add_option("--k", f.k, "workload size k" + dflt(d.k))->check(size);
@@ -53,6 +57,12 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   sub.add_option("--pipeline", f.pipeline, "DID -> Stream pipelines: collective or p2p");
   sub.add_flag("--ring", f.ring, "allocate stream-loop intermediates as a ring of numberOfStreams slices");
   sub.add_flag("--no-dealloc", f.noDealloc, "do not insert Deallocate");
+  sub.add_flag("--defer-waits", f.deferWaits,
+               "protocol A/C: wait for a communication whose output the loop does not read again on the main "
+               "stream in the iteration's join, not on the worker (docs/LOWERING.md, Schedules)");
+  sub.add_flag("--prefetch", f.prefetch,
+               "post the communications of a stream loop whose inputs the loop does not compute in a loop of "
+               "their own, ahead of the compute (docs/LOWERING.md, Schedules)");
 }
 
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
@@ -67,7 +77,8 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   size(f.k, p.k, "--k");
   size(f.n, p.n, "--n");
   size(f.tp, p.tp, "--tp");
-  p.lowering.streams = p.streams;
+  size(f.pool, p.pool, "--pool");
+  p.lowering.streams = poolOf(p);
   if (!f.dtype.empty()) {
     auto t = parseDataType(f.dtype == "fp32" ? "float" : f.dtype);
     if (!t) throw Error("unknown --dtype '" + f.dtype + "' (float, double, half, bf16, int, int64_t)");
@@ -91,6 +102,8 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   }
   if (f.ring) p.lowering.ringBuffers = true;
   if (f.noDealloc) p.lowering.deallocate = false;
+  if (f.deferWaits) p.lowering.deferWaits = true;
+  if (f.prefetch) p.lowering.prefetch = true;
   return p;
 }
 

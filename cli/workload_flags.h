@@ -20,16 +20,19 @@ struct WorkloadFlags {
   static constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
   int64_t devices = kUnset;
   int64_t streams = kUnset;
+  int64_t pool = kUnset;  // numberOfStreams, apart from the chunk count
   int64_t m = kUnset, k = kUnset, n = kUnset;
   int64_t tp = kUnset;
   bool has(int64_t v) const { return v != kUnset; }
   std::string dtype, protocol, indexing, pipeline;
   bool ring = false;
   bool noDealloc = false;
+  bool deferWaits = false;
+  bool prefetch = false;
 };
 
-// Adds --devices --streams --m --k --n --tp --dtype --protocol --indexing --pipeline --ring
-// --no-dealloc to `sub`; `defaults` is only shown in the help text.
+// Adds --devices --streams --pool --m --k --n --tp --dtype --protocol --indexing --pipeline --ring
+// --no-dealloc --defer-waits --prefetch to `sub`; `defaults` is only shown in the help text.
 void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams& defaults);
 
 // `base` with every flag that was given applied; throws Error for a bad dtype, protocol,

@@ -111,20 +111,30 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
   }
   checkMemoryFits(program, b, localRanks(world));
   std::vector<at::Tensor> full_inputs, local_inputs;
+  std::map<std::string, at::Tensor> drawn;  // this call's seeded inputs (CheckOptions::inputCache)
   for (size_t i = 0; i < program.inputs().size(); ++i) {
     const TensorView& ptv = *program.inputs()[i];
     at::Tensor full = loaded[i];
     std::vector<int64_t> shape = ref ? fullShape(*ref->inputs()[i], b, true) : fullShape(ptv, b);
-    if (!full.defined()) {
+    const std::string cacheKey = std::to_string(opt.seed) + "/" + std::to_string(i) + "/" + shapeStr(shape);
+    if (!full.defined() && opt.inputCache) {
+      auto it = opt.inputCache->find(cacheKey);
+      full = it != opt.inputCache->end() ? it->second : randomInput(shape, opt.seed, static_cast<int64_t>(i));
+      drawn[cacheKey] = full;
+    } else if (!full.defined()) {
       full = randomInput(shape, opt.seed, static_cast<int64_t>(i));
     } else if (full.sizes().vec() != shape) {
       throw Error("input file for " + ptv.nameStr() + " has shape " + shapeStr(full.sizes()) + ", expected " +
                   shapeStr(shape));
     }
     full_inputs.push_back(full);
-    local_inputs.push_back(sliceForRank(ref ? toBufferLayout(full, ptv, b) : full, ptv, rank, toScalarType(ptv.dtype())));
+    at::Tensor local = sliceForRank(ref ? toBufferLayout(full, ptv, b) : full, ptv, rank, toScalarType(ptv.dtype()));
+    // A float64 slice can be a view of the full tensor: the program must not write into a cached one.
+    if (opt.inputCache && local.is_alias_of(full)) local = local.clone();
+    local_inputs.push_back(local);
   }
 
+  if (opt.inputCache) *opt.inputCache = std::move(drawn);
   if (opt.beforeRun) opt.beforeRun(b);
   const at::Device dev = opt.device ? opt.device->device() : at::Device(at::kCPU);
   for (auto& t : local_inputs) t = t.to(dev);
@@ -169,7 +179,9 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     if (!opt.device) throw Error("--graph needs --backend cuda");
     result.timings.graph = true;
     std::unique_ptr<Device::Captured> g = opt.device->capture([&] { outs = ev.run(local_inputs); });
-    for (int64_t i = 0; i <= opt.repeat; ++i) {
+    // The first replay uploads the graph: it counts as a warm-up run.
+    const int64_t untimed = std::max<int64_t>(1, opt.warmup);
+    for (int64_t i = 0; i < untimed + opt.repeat; ++i) {
       comm.barrier();
       auto t0 = Clock::now();
       g->replay();
@@ -177,11 +189,19 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
       comm.drain();
       opt.device->hostSynchronize();
       auto t2 = Clock::now();
-      if (i == 0) continue;  // the first replay uploads the graph
+      if (i < untimed) {
+        result.timings.warmupRuns = i + 1;
+        continue;
+      }
       result.timings.issueUs.push_back(us(t0, t1));
       result.timings.wallUs.push_back(us(t0, t2));
     }
   } else {
+    for (int64_t i = 0; i < opt.warmup; ++i) {
+      comm.barrier();
+      ev.run(local_inputs);
+      ++result.timings.warmupRuns;
+    }
     for (int64_t i = 0; i < opt.repeat; ++i) {
       const bool timed = timeline && opt.timelineRun == i + 1;
       comm.barrier();
@@ -195,6 +215,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     }
   }
 
+  if (!opt.gather) return result;
   // Gather every output to rank 0.
   std::vector<int64_t> team(static_cast<size_t>(world));
   for (int64_t r = 0; r < world; ++r) team[static_cast<size_t>(r)] = r;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,16 @@ struct CheckOptions {
   bool poison = true;        // NaN-fill fresh buffers (EvalOptions::poison)
   bool timeline = false;     // time every statement of one run (Device::setTiming)
   int64_t repeat = 0;        // timed runs after the checked one (CheckResult::timings)
+  // Untimed runs between the checked run and the timed ones (clocks, lazily created library and
+  // communication state); with `graph`, untimed replays.
+  int64_t warmup = 0;
+  // Inputs drawn from the seed are kept here by (seed, index, shape) and reused by the next call
+  // (a sweep's configurations share their full inputs, which take a second or more to draw at
+  // benchmark sizes); the cache holds the last call's inputs only. Null: drawn every time.
+  std::map<std::string, at::Tensor>* inputCache = nullptr;
+  // False: stop after the runs, without gathering the outputs or reporting on them (a warm-up
+  // pass; CheckResult::report stays empty and ok true).
+  bool gather = true;
   // Which run `timeline` records: 0 the checked run (cold: it creates communicators and library
   // handles), K in [1, repeat] the K-th timed run (warm, what benchmarks compare with a model).
   // Not with `graph` (nothing is timed inside a replay).
@@ -50,6 +61,7 @@ struct CheckOptions {
 struct RunTimings {
   int64_t statements = 0;  // host instructions executed per run
   bool graph = false;
+  int64_t warmupRuns = 0;  // untimed runs made before the timed ones (CheckOptions::warmup)
   std::vector<double> issueUs;
   std::vector<double> wallUs;
 };

@@ -117,6 +117,21 @@ int findFreePort() {
   return port;
 }
 
+bool portInUse(int port, const std::string& errorText) {
+  for (const char* says : {"EADDRINUSE", "ddress already in use", "errno: 98"})
+    if (errorText.find(says) != std::string::npos) return true;
+  // The text may not say why: try to bind the port as the store would (every address).
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == EADDRINUSE;
+  ::close(fd);
+  return taken;
+}
+
 std::vector<std::string> selfCommandLine() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -210,15 +225,11 @@ bool drain(int fd, std::string& buf) {
   }
 }
 
-}  // namespace
-
-int spawnRanks(const SpawnOptions& o) {
-  if (o.ranks < 1) throw Error("--ranks must be at least 1");
-  int port = findFreePort();
+// One launch of every rank on `port`; nullopt when rank 0 found the port taken (the others are
+// stopped at once), else the exit code spawnRanks returns.
+std::optional<int> launchOnce(const SpawnOptions& o, const std::vector<std::string>& args, int port) {
   std::string run_id = std::to_string(::getpid()) + "." +
                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::vector<std::string> args = o.argv;
-  if (args.empty()) args = selfCommandLine();
   std::vector<Child> children(static_cast<size_t>(o.ranks));
   std::cout.flush();
   std::cerr.flush();
@@ -269,6 +280,7 @@ int spawnRanks(const SpawnOptions& o) {
   std::optional<Clock::time_point> kill_at;
   int64_t first_failed = -1;
   bool timed_out = false;
+  bool port_taken = false;
   size_t running = children.size();
 
   auto killAll = [&] {
@@ -311,7 +323,10 @@ int spawnRanks(const SpawnOptions& o) {
         c.exit_order = round;
         --running;
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && first_failed < 0 && !c.killed) {
+        if (c.rank == 0 && !c.killed && WIFEXITED(status) && WEXITSTATUS(status) == kPortTakenExitCode) {
+          port_taken = true;  // the others wait for a store that will never be served: stop them now
+          kill_at = Clock::now();
+        } else if (!ok && first_failed < 0 && !c.killed) {
           first_failed = c.rank;
           // Give the others a moment to report their own view of the failure, then stop them.
           kill_at = Clock::now() + std::chrono::milliseconds(1500);
@@ -339,6 +354,7 @@ int spawnRanks(const SpawnOptions& o) {
     emitLines(c, c.err_buf, true, o.quiet, true);
   }
 
+  if (port_taken) return std::nullopt;
   std::string killed;
   for (auto& c : children)
     if (c.killed) killed += (killed.empty() ? "" : " ") + std::to_string(c.rank);
@@ -369,6 +385,27 @@ int spawnRanks(const SpawnOptions& o) {
     std::cerr << "\n";
   }
   return code == 0 ? 3 : code;
+}
+
+}  // namespace
+
+int spawnRanks(const SpawnOptions& o) {
+  if (o.ranks < 1) throw Error("--ranks must be at least 1");
+  std::vector<std::string> args = o.argv;
+  if (args.empty()) args = selfCommandLine();
+  int port = o.firstPort;
+  if (port == 0 && env("BRAID_RUN_PORT")) port = static_cast<int>(envInt("BRAID_RUN_PORT", 0));
+  if (port < 0 || port > 65535) throw Error("BRAID_RUN_PORT " + std::to_string(port) + " is not a TCP port");
+  for (int attempt = 1;; ++attempt) {
+    if (port == 0) port = findFreePort();
+    if (std::optional<int> code = launchOnce(o, args, port)) return *code;
+    if (attempt >= o.portAttempts)
+      throw Error("rank 0 found the rendezvous port taken on " + std::to_string(attempt) +
+                  " launches in a row (ports are in short supply on this host?)");
+    std::cerr << "braid run: port " << port << " on 127.0.0.1 was taken before rank 0 could serve the rendezvous "
+              << "store there; starting the ranks again on another port\n";
+    port = 0;
+  }
 }
 
 }  // namespace braid::exec

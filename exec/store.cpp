@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "exec/launcher.h"
 #include "ir/error.h"
 
 namespace braid::exec {
@@ -24,7 +25,15 @@ c10::intrusive_ptr<c10d::Store> connectStore(const Rendezvous& rv) {
     o.numWorkers = static_cast<size_t>(rv.worldSize);
     o.waitWorkers = false;
     o.timeout = rv.timeout;
-    base = c10::make_intrusive<c10d::TCPStore>(rv.masterAddr, o);
+    try {
+      base = c10::make_intrusive<c10d::TCPStore>(rv.masterAddr, o);
+    } catch (const std::exception& e) {
+      // The launcher picked a port that something else took since: it can start again elsewhere.
+      if (o.isServer && portInUse(rv.port, e.what()))
+        throw PortTaken("rank 0 cannot serve the rendezvous store on port " + std::to_string(rv.port) +
+                        ": another process listens there");
+      throw;
+    }
   }
   base->setTimeout(rv.timeout);
   return c10::make_intrusive<c10d::PrefixStore>(rv.prefix, base);
@@ -33,6 +42,8 @@ c10::intrusive_ptr<c10d::Store> connectStore(const Rendezvous& rv) {
 c10::intrusive_ptr<c10d::Store> connectStoreOrExplain(const Rendezvous& rv) {
   try {
     return connectStore(rv);
+  } catch (const PortTaken&) {
+    throw;
   } catch (const std::exception& e) {
     std::string msg = e.what();
     throw Error("rank " + std::to_string(rv.rank) + " could not reach the rendezvous store at " + rv.masterAddr + ":" +

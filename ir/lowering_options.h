@@ -49,8 +49,18 @@ struct LoweringOptions {
   bool ringBuffers = false;
   // Insert Deallocate after the last use of each intermediate.
   bool deallocate = true;
-  // Number of worker streams the program is meant for (binds numberOfStreams; ring size).
+  // Number of worker streams the program is meant for (binds numberOfStreams; ring size). The
+  // catalog sets it to the chunk count unless a pool is given (WorkloadParams::pool).
   int64_t streams = 4;
+  // Schedules (docs/LOWERING.md, "Schedules").
+  // Protocols A and C: the Wait of a stream loop's communication whose output no later statement
+  // of the loop reads goes to the iteration's join on the main stream, so the worker goes on to
+  // the next chunk's compute while the communication runs. Its input is then allocated in full.
+  bool deferWaits = false;
+  // A stream loop's communications whose inputs the loop does not compute (the allgathers of
+  // AG + GEMM, a DID -> Stream pipeline) move to a loop of their own before the compute loop;
+  // iteration i posts from its own stream, which the compute loop's iteration i waits on.
+  bool prefetch = false;
 };
 
 const char* streamProtocolName(StreamProtocol p);  // "A" / "B" / "C"

@@ -11,6 +11,9 @@ void validateLoweringOptions(const LoweringOptions& options, int64_t devices) {
   if (options.ringBuffers && options.indexing == StreamIndexing::kRaw)
     throw Error("ring buffers need modulo stream indexing (--indexing modulo): iterations i and i + numberOfStreams "
                 "share a ring slot, which is only safe when one stream runs both in order");
+  if (options.deferWaits && options.protocol == StreamProtocol::kInLoopSync)
+    throw Error("--defer-waits needs protocol A or C: the deferred Wait goes to the iteration's join on the main "
+                "stream, and protocol B's loop body never returns to the main stream");
 }
 
 namespace {

@@ -80,6 +80,9 @@ struct LoweringContext {
   // chunk index when the last chunk is shorter), for buffers that copy a chunk.
   std::map<const TensorView*, std::pair<int, Scalar>> chunkAxis;
   std::set<const ForLoop*> streamLoops;                  // top-level loops over a Stream axis
+  // Stream loops that only post communications ahead of the stream loop right after them
+  // (--prefetch): assign-streams gives their iteration i a stream of its own.
+  std::set<const ForLoop*> prefetchLoops;
   std::vector<std::string> notes;                        // choices a pass made, for --dump-passes
   int nextCommunicationId = 0;
   int nextLoopIndex = 0;

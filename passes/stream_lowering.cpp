@@ -368,6 +368,50 @@ class StreamLowering : public Pass {
       else
         ctx.notes.push_back(tvLabel(ft) + ": used across stream loops, allocated in full");
     }
+    // Deferred waits: a communication whose outputs no later statement of its loop reads waits
+    // in the join, after the worker has moved on; its input must outlive the iteration, so it is
+    // allocated in full (a per-iteration chunk would be freed on the worker before the wait).
+    if (ctx.options.deferWaits) {
+      for (size_t i = 0; i < old.size(); ++i) {
+        if (!key[i] || !old[i]->is<HostOp>()) continue;
+        auto c = ctx.communications.find(ctx.originExpr.at(old[i]->as<HostOp>()->op));
+        if (c == ctx.communications.end() || c->second.didToStream) continue;
+        bool read_later = false;
+        for (size_t j = i + 1; j < old.size() && group_of[j] == group_of[i]; ++j)
+          for (TensorView* t : inputsOf(*old[j]))
+            for (TensorView* o : outputsOf(*old[i])) read_later = read_later || t == o;
+        if (read_later) continue;
+        for (TensorView* t : inputsOf(*old[i]))
+          if (per_iteration.erase(ctx.origin.at(t).fusionTv))
+            ctx.notes.push_back(tvLabel(ctx.origin.at(t).fusionTv) + ": sent by a communication whose wait is deferred, allocated in full");
+      }
+    }
+    // Prefetch: a communication of a loop whose inputs no earlier statement of the loop computes
+    // moves to a loop of its own before the compute; what it receives crosses loops, so it is
+    // allocated in full. Only when something is left to compute.
+    std::vector<bool> prefetched(old.size(), false);
+    if (ctx.options.prefetch) {
+      for (size_t i = 0; i < old.size();) {
+        size_t j = i;
+        std::set<const TensorView*> made;
+        std::vector<size_t> comms;
+        for (; j < old.size() && group_of[j] == group_of[i]; ++j) {
+          bool fed = false;
+          for (TensorView* t : inputsOf(*old[j])) fed = fed || made.count(t) > 0;
+          for (TensorView* o : outputsOf(*old[j])) made.insert(o);
+          if (!key[j] || fed || !old[j]->is<HostOp>()) continue;
+          if (ctx.communications.count(ctx.originExpr.at(old[j]->as<HostOp>()->op))) comms.push_back(j);
+        }
+        if (!comms.empty() && comms.size() < j - i)
+          for (size_t c : comms) {
+            prefetched[c] = true;
+            for (TensorView* o : outputsOf(*old[c]))
+              if (per_iteration.erase(ctx.origin.at(o).fusionTv))
+                ctx.notes.push_back(tvLabel(ctx.origin.at(o).fusionTv) + ": prefetched ahead of its loop, allocated in full");
+          }
+        i = j;
+      }
+    }
     // Step 3: build the loops.
     bool changed = false;
     for (size_t i = 0; i < old.size();) {
@@ -379,7 +423,7 @@ class StreamLowering : public Pass {
       }
       size_t j = i;
       while (j < old.size() && group_of[j] == group_of[i]) ++j;
-      lowerGroup(ctx, old, i, j, per_iteration, *key[i]);
+      lowerGroup(ctx, old, i, j, per_iteration, *key[i], prefetched);
       changed = true;
       i = j;
     }
@@ -388,7 +432,8 @@ class StreamLowering : public Pass {
 
  private:
   void lowerGroup(LoweringContext& ctx, Scope& old, size_t begin, size_t end,
-                  const std::set<const TensorView*>& per_iteration, const StreamKey& key) {
+                  const std::set<const TensorView*>& per_iteration, const StreamKey& key,
+                  const std::vector<bool>& prefetched) {
     // The loop's IterDomain (pipeline A's loop header): the Stream axis of the first output the
     // program keeps in full when its buffer has one, else a fresh Stream IterDomain of the
     // chunk count.
@@ -409,6 +454,12 @@ class StreamLowering : public Pass {
       loop->start = Scalar(0);
       loop->stop = key.extent;
     }
+    // The prefetch loop runs over the same index as the compute loop.
+    auto ahead = std::make_unique<ForLoop>();
+    ahead->index = loop->index;
+    ahead->domain = loop->domain;
+    ahead->start = loop->start;
+    ahead->stop = loop->stop;
     Scalar idx = Scalar::symbol(loop->index);
     Scalar sidx = idx;
     // With the P2P pipeline, iteration i works on chunk (i + rank) % D throughout the loop.
@@ -419,9 +470,17 @@ class StreamLowering : public Pass {
         sidx = p2pChunkIndex(idx, c->second);
     }
     LoopBuilder b(ctx, idx, sidx, per_iteration);
+    LoopBuilder pre(ctx, idx, sidx, per_iteration);
     for (size_t i = begin; i < end; ++i) {
-      if (old[i]->is<HostOp>()) b.hostOp(*old[i]->as<HostOp>());
+      if (prefetched[i]) pre.hostOp(*old[i]->as<HostOp>());
+      else if (old[i]->is<HostOp>()) b.hostOp(*old[i]->as<HostOp>());
       else b.post(*old[i]->as<PostOnStream>());
+    }
+    if (!pre.body().empty()) {
+      ahead->body = std::move(pre.body());
+      ctx.streamLoops.insert(ahead.get());
+      ctx.prefetchLoops.insert(ahead.get());
+      ctx.program.body().push_back(std::move(ahead));
     }
     loop->body = std::move(b.body());
     ctx.streamLoops.insert(loop.get());

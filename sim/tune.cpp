@@ -37,11 +37,31 @@ std::vector<SweepConfig> tuneCandidates(const TuneSpace& space) {
   std::vector<std::string> pipelines = space.pipelines;
   bool collective = std::find(pipelines.begin(), pipelines.end(), "collective") != pipelines.end();
   std::vector<SweepConfig> out;
+  checkAxis(space.pools, "pools");
+  checkAxis(space.deferWaits, "defer-waits");
+  checkAxis(space.prefetch, "prefetch");
+  for (int64_t pool : space.pools)
+    if (pool < 0) throw Error("--pools: " + std::to_string(pool) + " is not a number of streams");
   for (int64_t s : streams) {
     for (const std::string& p : space.protocols) {
       if (s == 1 && !collective) out.push_back({{"streams", "1"}, {"protocol", p}, {"pipeline", "collective"}});
-      for (const std::string& k : pipelines)
-        out.push_back({{"streams", std::to_string(s)}, {"protocol", p}, {"pipeline", k}});
+      for (const std::string& k : pipelines) {
+        const bool serial = s == 1 && k == "collective";
+        for (int64_t pool : space.pools) {
+          if (pool > 0 && (pool >= s || k == "p2p")) continue;
+          for (bool defer : space.deferWaits) {
+            if (defer && (p == "B" || p == "b")) continue;
+            for (bool pre : space.prefetch) {
+              if (serial && (pool > 0 || defer || pre)) continue;
+              SweepConfig c{{"streams", std::to_string(s)}, {"protocol", p}, {"pipeline", k}};
+              if (pool > 0) c.push_back({"pool", std::to_string(pool)});
+              if (defer) c.push_back({"defer-waits", "on"});
+              if (pre) c.push_back({"prefetch", "on"});
+              out.push_back(std::move(c));
+            }
+          }
+        }
+      }
     }
   }
   return out;

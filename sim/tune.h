@@ -21,11 +21,18 @@ struct TuneSpace {
   std::vector<int64_t> streams{1, 2, 4, 8};
   std::vector<std::string> protocols{"A", "B", "C"};
   std::vector<std::string> pipelines{"collective", "p2p"};
+  // Schedules (docs/LOWERING.md): worker pools (0: one stream per chunk), deferred waits, prefetch.
+  std::vector<int64_t> pools{0};
+  std::vector<bool> deferWaits{false};
+  std::vector<bool> prefetch{false};
 };
 
 // Every combination as sweep configurations with keys `streams`, `protocol`, `pipeline`, streams
-// varying slowest; the serial configurations (streams = 1, collective pipeline, every protocol)
-// are added when missing. Throws Error for an empty axis, a non-positive or repeated stream
+// varying slowest, then `pool` (when not 0), `defer-waits=on` and `prefetch=on` (when on); the
+// serial configurations (streams = 1, collective pipeline, every protocol, no schedule) are added
+// when missing. Left out as pointless or refused: a pool of at least the chunk count (and any
+// pool with p2p, whose streams already are its pool), deferred waits under protocol B, and
+// schedules of the one-chunk collective program. Throws Error for an empty axis, a non-positive or repeated stream
 // count, or a repeated value.
 std::vector<SweepConfig> tuneCandidates(const TuneSpace& space);
 

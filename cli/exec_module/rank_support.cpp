@@ -46,6 +46,10 @@ void runRankAndExit(const exec::RankEnv& env, const std::function<int()>& body) 
   int code = 3;
   try {
     code = body();
+  } catch (const exec::PortTaken& e) {
+    std::cerr << "rank " << env.rank << ": " << e.what() << "\n";
+    // Under braid's own launcher, a reason to start again on another port (exec/launcher.h).
+    code = env.launcher == "braid" ? exec::kPortTakenExitCode : 2;
   } catch (const Error& e) {
     std::cerr << "rank " << env.rank << ": " << e.what() << "\n";
     code = 2;

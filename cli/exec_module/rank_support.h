@@ -25,7 +25,8 @@ exec::Rendezvous rendezvousOf(const exec::RankEnv& env, double timeoutSec, const
 std::unique_ptr<exec::Communicator> connectRank(const exec::RankEnv& env, bool cuda, double timeoutSec,
                                                 const std::string& prefix);
 
-// Runs `body` as rank env.rank and exits the process with its code: a braid::Error is reported
+// Runs `body` as rank env.rank and exits the process with its code: exec::PortTaken under braid's
+// own launcher is exec::kPortTakenExitCode (it starts the ranks again); a braid::Error is reported
 // as "rank R: ..." (code 2), anything else as an internal error (code 3). Leaving at once matters:
 // a Gloo process group whose peer is gone could block in its destructor.
 [[noreturn]] void runRankAndExit(const exec::RankEnv& env, const std::function<int()>& body);

@@ -3,6 +3,7 @@
 // (unless --unsafe), launches or joins the ranks, runs and checks each rank with exec's
 // evaluator (exec/check.h), and turns the outcome into an exit code.
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -124,11 +125,11 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
   WorkloadParams params = cfg.params;
   if (!cfg.devicesSet && ranks_hint > 0) params.devices = ranks_hint;
   if (cfg.streams) params.streams = *cfg.streams;
-  params.lowering.streams = params.streams;
+  params.lowering.streams = poolOf(params);
   if (isFile(cfg.target)) {
     p.program = parseWellFormedHostProgramFile(cfg.target);
     p.devices = sem::ranksFromProgram(p.program);
-    p.streams = cfg.streams.value_or(4);
+    p.streams = params.pool > 0 ? params.pool : cfg.streams.value_or(4);  // numberOfStreams
     p.label = cfg.target;
     if (!cfg.referenceWorkload.empty()) {
       if (!cfg.devicesSet) params.devices = p.devices;
@@ -145,9 +146,12 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
     assignPrintedLocations(p.program, cfg.target + ".hir");
     const LoweringOptions& lo = p.workload->params.lowering;
     std::ostringstream os;
-    os << cfg.target << " (D=" << params.devices << ", S=" << params.streams << ", m=" << params.m
+    os << cfg.target << " (D=" << params.devices << ", S=" << params.streams;
+    if (params.pool > 0) os << ", P=" << params.pool;
+    os << ", m=" << params.m
        << ", k=" << params.k << ", n=" << params.n << ", protocol " << streamProtocolName(lo.protocol) << ", "
        << indexingName(lo.indexing) << ", " << pipelineKindName(lo.pipeline) << (lo.ringBuffers ? ", ring" : "")
+       << (lo.deferWaits ? ", deferred waits" : "") << (lo.prefetch ? ", prefetch" : "")
        << ")";
     p.label = os.str();
   }
@@ -260,27 +264,37 @@ void writeTimelines(const RunConfig& cfg, const CheckResult& r, Communicator& co
 
 namespace {
 
-// One rank's whole run. Returns the exit code.
-// A sweep's programs: the run's flags with one (streams, protocol) of --sweep-streams x
-// --sweep-protocols; each writes its timeline and trace next to the run's, named by a suffix.
-std::string sweepTag(const WorkloadParams& p) {
-  return "streams=" + std::to_string(p.streams) + " protocol=" + streamProtocolName(p.lowering.protocol);
+// A sweep's programs: the run's flags with one configuration of its --sweep axes; each is tagged
+// with its settings (as `braid sim --sweep` prints them) and writes its timeline and trace next
+// to the run's, named by a suffix of the same settings.
+std::string sweepTag(const RunConfig::SweepPoint& p) {
+  std::string s;
+  for (const auto& [key, value] : p.settings) s += (s.empty() ? "" : " ") + key + "=" + value;
+  return s;
 }
 
-std::string sweepFile(const std::string& file, const WorkloadParams& p) {
+// t.json -> t.streams2.protocolB.pipelinep2p.json (any character but [A-Za-z0-9_.-] becomes _).
+std::string sweepFile(const std::string& file, const RunConfig::SweepPoint& p) {
   if (file.empty()) return file;
-  std::string suffix = ".S" + std::to_string(p.streams) + streamProtocolName(p.lowering.protocol);
+  std::string suffix;
+  for (const auto& [key, value] : p.settings) {
+    suffix += "." + key + value;
+  }
+  for (size_t i = 1; i < suffix.size(); ++i)
+    if (!std::isalnum(static_cast<unsigned char>(suffix[i])) && suffix[i] != '_' && suffix[i] != '-' &&
+        suffix[i] != '.')
+      suffix[i] = '_';
   auto dot = file.rfind('.');
   auto slash = file.rfind('/');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return file + suffix;
   return file.substr(0, dot) + suffix + file.substr(dot);
 }
 
-RunConfig sweepConfig(const RunConfig& cfg, const WorkloadParams& p) {
+RunConfig sweepConfig(const RunConfig& cfg, const RunConfig::SweepPoint& p) {
   RunConfig c = cfg;
   c.sweep.clear();
-  c.params = p;
-  c.streams = p.streams;
+  c.params = p.params;
+  c.streams = p.params.streams;
   c.timelineFile = sweepFile(cfg.timelineFile, p);
   c.traceFile = sweepFile(cfg.traceFile, p);
   return c;
@@ -294,9 +308,31 @@ struct RankState {
   const std::optional<Fault>& fault;
   std::unique_ptr<Device> device;
   std::unique_ptr<Communicator> comm;
+  std::map<std::string, at::Tensor> inputs;  // the last program's seeded inputs (CheckOptions::inputCache)
 };
 
-int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag);
+// How runProgram runs its program: checked, warmed up and timed as the flags say, or only run
+// --warmup times, untimed, unchecked and silent (a sweep's warm-up pass).
+enum class Pass { kMeasured, kWarmup };
+
+int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass pass = Pass::kMeasured);
+
+// What the warm-up does, said once by rank 0 (nothing without timed runs).
+void announceWarmup(const RunConfig& cfg, int64_t rank) {
+  if (rank != 0 || cfg.repeat == 0) return;
+  std::ostringstream os;
+  os << "braid run: warm-up: ";
+  if (cfg.warmup == 0) {
+    os << "none (--warmup 0): the first configuration timed also warms the clocks and communicators\n";
+  } else if (cfg.sweep.empty()) {
+    os << cfg.warmup << " untimed runs after the checked run, before the " << cfg.repeat << " timed ones\n";
+  } else {
+    os << "every one of the " << cfg.sweep.size() << " configurations runs " << cfg.warmup
+       << " times untimed first; then each, after its checked run, " << cfg.warmup << " more untimed runs before its "
+       << cfg.repeat << " timed ones\n";
+  }
+  std::cout << os.str() << std::flush;
+}
 
 // One rank's whole run: one program, or each of a sweep's in turn. Returns the exit code.
 int rankMain(const RunConfig& cfg, const RankEnv& env) {
@@ -308,14 +344,22 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     return e ? e->currentStatement() : std::string();
   });
   std::optional<Fault> fault = parseFault();
-  RankState st{env, current, fault, nullptr, nullptr};
+  RankState st{env, current, fault, nullptr, nullptr, {}};
+  announceWarmup(cfg, env.rank);
   if (cfg.sweep.empty()) return runProgram(cfg, st, "");
+  // The first configuration timed would otherwise also pay for the clocks' ramp and whatever
+  // the communicators and libraries set up lazily (the GPU run: 15-20% slower than the same
+  // program later in the sweep).
+  if (cfg.repeat > 0 && cfg.warmup > 0)
+    for (const RunConfig::SweepPoint& p : cfg.sweep) runProgram(sweepConfig(cfg, p), st, sweepTag(p), Pass::kWarmup);
   int code = 0;
-  for (const WorkloadParams& p : cfg.sweep) code = std::max(code, runProgram(sweepConfig(cfg, p), st, sweepTag(p)));
+  for (const RunConfig::SweepPoint& p : cfg.sweep)
+    code = std::max(code, runProgram(sweepConfig(cfg, p), st, sweepTag(p)));
   return code;
 }
 
-int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
+int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass pass) {
+  const bool warmPass = pass == Pass::kWarmup;
   const RankEnv& env = st.env;
   const int64_t rank = env.rank;
   const int64_t world = env.worldSize;
@@ -338,22 +382,26 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
     comm = cuda ? cudaCommunicator(program, cfg, rendezvousOf(env, cfg.timeoutSec, "braid/"), env.localRank)
                 : connectRank(env, cuda, cfg.timeoutSec, "braid/");
 
-  if (cfg.verbose && rank == 0) std::cout << print(program) << std::flush;
+  if (cfg.verbose && rank == 0 && !warmPass) std::cout << print(program) << std::flush;
   CheckOptions co;
   co.seed = cfg.seed;
   co.numberOfStreams = prep.streams;
   co.bindings = cfg.bindings;
-  co.check = cfg.check;
+  co.check = cfg.check && !warmPass;
   co.tolerance = cfg.tolerance;
   co.inputFiles = cfg.inputFiles;
-  co.saveOutputs = cfg.saveOutputs;
+  if (!warmPass) co.saveOutputs = cfg.saveOutputs;
   co.current = &current;
   co.device = device.get();
   co.poison = cfg.poison;
-  co.timeline = !cfg.timelineFile.empty() || !cfg.traceFile.empty();
-  co.repeat = cfg.repeat;
-  co.timelineRun = cfg.timelineRun;
+  co.timeline = !warmPass && (!cfg.timelineFile.empty() || !cfg.traceFile.empty());
+  co.repeat = warmPass ? 0 : cfg.repeat;
+  // The warm-up pass: the run that would be checked and warmup - 1 more.
+  co.warmup = warmPass ? cfg.warmup - 1 : (cfg.repeat > 0 ? cfg.warmup : 0);
+  co.timelineRun = warmPass ? 0 : cfg.timelineRun;
   co.graph = cfg.graph;
+  co.inputCache = &st.inputs;
+  co.gather = !warmPass;
   if (!cfg.unsafe)
     co.beforeRun = [&](const Bindings& b) { refuseIfRejected(program, b, prep.streams, world, rank); };
   if (fault)
@@ -362,6 +410,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
     };
   const Fusion* ref = prep.workload ? prep.workload->fusion.get() : nullptr;
   CheckResult r = runAndCheck(program, ref, *comm, co);
+  if (warmPass) return r.ok ? 0 : 1;
   if (co.timeline) writeTimelines(cfg, r, *comm, prep.label, device->description());
   if (!r.timings.wallUs.empty()) {
     const RunTimings& t = r.timings;
@@ -397,8 +446,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag) {
 int runCommand(const RunConfig& cfg) {
   const bool cuda = checkBackend(cfg.backend, "runs on CPU");
   if (!cfg.sweep.empty() && isFile(cfg.target))
-    throw Error("--sweep-streams / --sweep-protocols lower a workload for each configuration; " + cfg.target +
-                " is a file");
+    throw Error("--sweep lowers a workload for each configuration; " + cfg.target + " is a file");
   if (cfg.timelineRun > 0) {
     if (cfg.timelineFile.empty() && cfg.traceFile.empty()) throw Error("--timeline-run needs --timeline or --trace");
     if (cfg.timelineRun > cfg.repeat)
@@ -459,7 +507,7 @@ int runCommand(const RunConfig& cfg) {
     if (!isFile(cfg.target)) {
       std::vector<RunConfig> each;
       if (cfg.sweep.empty()) each.push_back(cfg);
-      for (const WorkloadParams& p : cfg.sweep) each.push_back(sweepConfig(cfg, p));
+      for (const RunConfig::SweepPoint& p : cfg.sweep) each.push_back(sweepConfig(cfg, p));
       for (const RunConfig& c : each) {
         WorkloadParams params = c.params;
         if (!c.devicesSet) params.devices = ranks;

@@ -87,20 +87,33 @@ class Performance(unittest.TestCase):
         self.assertEqual(r[3], "0.700")            # GEMM alone (serial timeline)
         self.assertEqual(r[4], "0.300 (nccl)")      # comm alone
         self.assertEqual(r[5], "1.005")            # serial: median of 1000 and 1010
-        self.assertIn("S=4 B nccl", r[6])          # best pipelined
-        self.assertEqual(r[7], "0.700")            # ideal = max(GEMM, comm)
-        self.assertEqual(r[8], "87.1%")            # 700 / 804
-        self.assertEqual(r[9], "150")              # 2*4096*8192*1792 FLOP in 804 us
-        self.assertEqual(r[10], "0.900")           # torch fused
-        self.assertEqual(r[11], "1.100")
-        self.assertEqual(r[12], "1.0%")            # spread of the launches
-        self.assertEqual(r[13], "")                # faster than serial: no flag
+        self.assertIn("S=4 B collective nccl", r[6])  # best pipelined, with every knob
+        self.assertEqual(r[7], "0.804 (S=4 B collective nccl)")  # best of all: the same, not serial
+        self.assertEqual(r[8], "0.700")            # ideal = max(GEMM, comm)
+        self.assertEqual(r[9], "87.1%")            # 700 / 804
+        self.assertEqual(r[10], "150")             # 2*4096*8192*1792 FLOP in 804 us
+        self.assertEqual(r[11], "0.900")           # torch fused
+        self.assertEqual(r[12], "1.100")
+        self.assertEqual(r[13], "1.0%")            # spread of the launches
+        self.assertEqual(r[14], "")                # faster than serial: no flag
         self.assertIn("1 launches failed", text)
 
     def test_slower_than_serial_is_flagged_with_tunes_pick(self):
         r = row_of(report(sample(), "--section", "performance", "--machine", "h200"), "8192×8192×3584")
-        self.assertIn("slower than serial", r[13])
-        self.assertIn("tune picks serial: yes", r[13])
+        self.assertEqual(r[7], "2.000 (serial: S=1 A collective nccl)")  # braid's best is serial, and says so
+        self.assertIn("slower than the fastest serial one: choose serial", r[14])
+        self.assertIn("tune picks serial: yes", r[14])
+
+    def test_pipelines_and_further_knobs_are_told_apart(self):
+        recs = sample()
+        for launch in (1, 2):
+            p2p = run("ag_matmul", SHAPE, 2, "B", launch, 760)
+            p2p.update({"pipeline": "p2p", "knobs": {"streams": 2, "protocol": "B", "pipeline": "p2p", "pool": "2"}})
+            recs.append(p2p)
+        r = row_of(report(recs, "--section", "performance"), "4096×8192×1792")
+        self.assertEqual(r[6], "0.760 (S=2 B p2p pool=2 nccl)")
+        self.assertEqual(r[7], "0.760 (S=2 B p2p pool=2 nccl)")
+        self.assertEqual(r[5], "1.005")  # serial: still S=1 A on the collective pipeline
 
     def test_recorded_cpu_run(self):
         # A real run of the driver on CPU (2 ranks, Gloo, every workload at 64x32x16, chunks 1, 2, 4
@@ -112,15 +125,16 @@ class Performance(unittest.TestCase):
         self.assertIn("No validation records", text)
         r = row_of(text, "| matmul_rs | 64×32×16 |")
         self.assertEqual(r[5], "3.387")                # serial: S=1 protocol A, median of two launches
-        self.assertIn("(S=2 C default)", r[6])
+        self.assertIn("(S=2 C collective default)", r[6])
 
 
 class Accuracy(unittest.TestCase):
     def test_errors_spread_filter_and_sets(self):
         text = report(sample(), "--section", "accuracy", "--machine", "h200")
         r = row_of(text, "4096×8192×1792", "| 1 | A |")
-        self.assertEqual(r[7], "+1.5%")  # 1020 against the median 1005
-        self.assertEqual(r[10], "held out")
+        self.assertEqual(r[4], "collective")  # the pipeline, of a record from before pipelines were swept
+        self.assertEqual(r[8], "+1.5%")  # 1020 against the median 1005
+        self.assertEqual(r[11], "held out")
         s = row_of(text, "| held out | 5 |")
         self.assertEqual(s[2], "4")                # the noisy point (10% spread) is left out
         self.assertEqual(s[3], "5.0%")             # median of 1.5, 5, 5, 10
@@ -145,7 +159,7 @@ class Accuracy(unittest.TestCase):
                  if r["type"] == "validation"]
         text = report(recs + again, "--section", "accuracy", "--machine", "h200")
         r = row_of(text, "4096×8192×1792", "| 1 | A |")
-        self.assertEqual(r[7], "+103.0%")  # 2 x 1020 against 1005: the later records alone
+        self.assertEqual(r[8], "+103.0%")  # 2 x 1020 against 1005: the later records alone
         self.assertEqual(row_of(text, "| held out | 5 |")[2], "4")
 
     def test_fit_from_measurements(self):
@@ -163,11 +177,11 @@ class Accuracy(unittest.TestCase):
     def test_best_choice_and_paradox_rows(self):
         text = report(sample(), "--section", "accuracy", "--machine", "h200")
         b = row_of(text, "4096×8192×1792", "nccl", "S=4 A", "S=4 B")
-        self.assertEqual(b[3], "S=4 A")   # simulator's pick
-        self.assertEqual(b[4], "S=4 B")   # measured best
+        self.assertEqual(b[3], "S=4 A collective")   # simulator's pick
+        self.assertEqual(b[4], "S=4 B collective")   # measured best
         self.assertEqual(b[5], "no")      # 850 vs 800: 6.3% apart, more than the spread
         self.assertEqual(b[6], "6.2%")
-        p = row_of(text, "4096×8192×1792", "| nccl | 4 |")
+        p = row_of(text, "4096×8192×1792", "| nccl collective | 4 |")
         self.assertEqual(p[7], "A")
         self.assertEqual(p[8], "B")
 

@@ -51,6 +51,10 @@ class Parsing(unittest.TestCase):
         self.assertEqual(t[0]["instructions"], 14)
         self.assertEqual(om.parse_timings("rank 0: NCCL error"), {})
 
+    def test_sweep_flag_of_the_binary(self):
+        self.assertIsNotNone(om.re.search(r"--sweep(?![-\w])", "  --sweep TEXT ...  run every combination"))
+        self.assertIsNone(om.re.search(r"--sweep(?![-\w])", "  --sweep-streams INT  (an older braid)"))
+
     def test_override_transports_from_help(self):
         self.assertEqual(om.override_backends("  --backend-override TEXT:{nccl,gloo}\n  run every (--backend cuda)"),
                          ["nccl", "gloo"])
@@ -113,12 +117,13 @@ class BrokenTransport(unittest.TestCase):
             with open(fake, "w") as f:
                 f.write("#!/bin/sh\n"
                         "if [ \"$2\" = --help ]; then echo '  --backend-override TEXT:{nccl,gloo}'; "
-                        "echo '  --timeline-run INT'; echo '  --sweep-streams INT'; exit 0; fi\n"
+                        "echo '  --timeline-run INT'; echo '  --sweep TEXT ...'; exit 0; fi\n"
                         "echo \"rank 0: NCCL: boom\"; exit 2\n")
             os.chmod(fake, 0o755)
             code, _ = quiet(om.main, ["run", "--braid", fake, "--out", os.path.join(d, "o"), "--sizes", "tiny",
                                       "--workloads", "ag_matmul,mlp", "--streams", "1,2", "--protocols", "A",
-                                      "--comms", "nccl", "--no-torch", "--machine", "h200"])
+                                      "--pipelines", "collective", "--comms", "nccl", "--no-torch", "--machine",
+                                      "h200"])
             self.assertEqual(code, 0)
             recs = records(os.path.join(d, "o", "matrix.jsonl"))
         end = recs[-1]
@@ -138,10 +143,31 @@ class Plan(unittest.TestCase):
         return ap.parse_args(list(extra))
 
     def test_configs_serial_first(self):
-        c = om.configs([8, 1, 2, 4], ["C", "A", "B"])
-        self.assertEqual(c[0], (1, "A"))
+        c = om.configs([("streams", [8, 1, 2, 4]), ("protocol", ["C", "A", "B"])])
+        self.assertEqual(c[0], {"streams": 1, "protocol": "A"})
         self.assertEqual(len(c), 12)
-        self.assertEqual(om.configs([2], ["B"]), [(2, "B")])
+        self.assertEqual(om.configs([("streams", [2]), ("protocol", ["B"])]), [{"streams": 2, "protocol": "B"}])
+        c = om.configs(om.knob_axes(self.args("--streams", "2,1", "--protocols", "B,A")))
+        self.assertEqual(c[0], {"streams": 1, "protocol": "A", "pipeline": "collective"})
+        self.assertEqual(c[1], {"streams": 1, "protocol": "A", "pipeline": "p2p"})
+        self.assertEqual(len(c), 8)
+
+    def test_knobs_are_dimensions(self):
+        a = self.args("--streams", "1,2", "--protocols", "B", "--pipelines", "p2p", "--knob", "pool=1,2")
+        self.assertEqual(om.knob_axes(a), [("streams", [1, 2]), ("protocol", ["B"]), ("pipeline", ["p2p"]),
+                                           ("pool", ["1", "2"])])
+        u = om.units(a, ["nccl"])[0]
+        self.assertEqual(len(u["points"]), 4)
+        p = u["points"][-1]
+        self.assertEqual(p.knobs, {"streams": 2, "protocol": "B", "pipeline": "p2p", "pool": "2"})
+        key = p.key()
+        self.assertEqual((key["pool"], key["pipeline"], key["knobs"]["pool"]), ("2", "p2p", "2"))
+        self.assertIn("--pool", p.workload_flags())
+        self.assertEqual(p.workload_flags()[p.workload_flags().index("--pool") + 1], "2")
+        with self.assertRaises(SystemExit):
+            self.args("--knob", "pool")
+        with self.assertRaises(SystemExit):
+            om.knob_axes(self.args("--knob", "streams=1"))
 
     def test_sweep_timing_lines_are_told_apart(self):
         text = ("[rank 1] braid run: rank 1 timing [streams=2 protocol=B] (interpreted, 3 runs, median): wall 10 us, "
@@ -151,11 +177,18 @@ class Plan(unittest.TestCase):
                 "braid run: rank 0 timing [streams=4 protocol=C] (interpreted, 3 runs, median): wall 9 us, "
                 "host issue 5 us = 1 us per host instruction (5 instructions)\n")
         t = om.parse_sweep_timings(text)
-        self.assertEqual(sorted(t[(2, "B")]), [0, 1])
-        self.assertEqual(t[(4, "C")][0]["wall_us"], 9.0)
+        self.assertEqual(sorted(t[om.tag_key({"streams": 2, "protocol": "B"})]), [0, 1])
+        self.assertEqual(t[om.tag_key({"streams": 4, "protocol": "C"})][0]["wall_us"], 9.0)
         self.assertEqual(om.parse_timings(text), {})
-        p = om.Point("mlp", (1, 2, 3), "mid", 2, "B", "nccl", 2, "bf16")
-        self.assertEqual(om.timeline_file("d/mlp_L1.json", p), "d/mlp_L1.S2B.json")
+        # Any swept key tags the line, in any order; the point finds its line by its knobs.
+        text = ("braid run: rank 0 timing [streams=2 protocol=B pipeline=p2p pool=3] (CUDA graph replay, 3 runs, "
+                "median): wall 7 us, host issue 5 us = 1 us per host instruction (5 instructions)\n")
+        p = om.Point("mlp", (1, 2, 3), "mid", {"streams": 2, "protocol": "B", "pipeline": "p2p", "pool": "3"},
+                     "nccl", 2, "bf16")
+        t = om.parse_sweep_timings(text)
+        self.assertEqual(t[om.tag_key(p.knobs)][0]["wall_us"], 7.0)
+        self.assertEqual(t[om.tag_key(p.knobs)][0]["mode"], "CUDA graph replay")
+        self.assertEqual(om.timeline_file("d/mlp_L1.json", p), "d/mlp_L1.streams2.protocolB.pipelinep2p.pool3.json")
 
     def test_parts_cover_every_unit_once_and_balance(self):
         a = self.args("--comms", "nccl")
@@ -202,7 +235,8 @@ class RealRuns(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             code, out = quiet(om.main, ["run", "--braid", BRAID, "--out", d, "--backend", "cpu", "--sizes", "tiny",
                                         "--ranks", "1", "--workloads", "matmul_rs", "--streams", "1,2", "--protocols",
-                                        "A,B", "--launches", "2", "--repeat", "2", "--machine", "h200", "--no-torch"])
+                                        "A,B", "--pipelines", "collective", "--launches", "2", "--repeat", "2",
+                                        "--warmup", "1", "--machine", "h200", "--no-torch"])
             self.assertEqual(code, 0, out)
             recs = records(os.path.join(d, "matrix.jsonl"))
         types = [r["type"] for r in recs]
@@ -218,11 +252,14 @@ class RealRuns(unittest.TestCase):
             self.assertTrue(r["sweep"])
             self.assertGreater(r["wall_us"], 0)
             self.assertEqual(r["per_rank"]["0"]["runs"], 2)
-            self.assertIn("--sweep-streams 1,2 --sweep-protocols A,B", r["command"])
+            self.assertIn("--sweep streams=1,2 protocol=A,B pipeline=collective", r["command"])
+            self.assertIn("--warmup 1", r["command"])
+            self.assertEqual(r["pipeline"], "collective")
         self.assertTrue(runs[0]["serial"])
         tune = [r for r in recs if r["type"] == "tune"]
         self.assertEqual(len(tune), 1)
         self.assertEqual(len(tune[0]["predicted"]), 4)
+        self.assertEqual({c["pipeline"] for c in tune[0]["predicted"]}, {"collective"})
         self.assertEqual(recs[-1]["launches"], 2)
         self.assertEqual(recs[-1]["points"], 8)
 
@@ -233,16 +270,19 @@ class RealRuns(unittest.TestCase):
             with tempfile.TemporaryDirectory() as d:
                 code, _ = quiet(om.main, ["run", "--braid", BRAID, "--out", d, "--backend", "cpu", "--sizes", "tiny",
                                           "--ranks", "1", "--workloads", "matmul_rs", "--streams", "2,4", "--protocols",
-                                          "A", "--launches", "1", "--repeat", "1", "--no-torch"])
+                                          "A", "--pipelines", "collective", "--launches", "1", "--repeat", "1",
+                                          "--no-torch"])
                 runs = [r for r in records(os.path.join(d, "matrix.jsonl")) if r["type"] == "run"]
         finally:
             om.SHAPES["tiny"]["matmul_rs"] = saved
         self.assertEqual(code, 0)
         by = {r["streams"]: r for r in runs}
         self.assertEqual(sorted(by), [2, 4])
-        # On one rank the sweep runs S=2, then stops at S=4 (exit 2); S=2 stands, S=4 runs again alone.
+        # The sweep stops in its warm-up pass at S=4 (exit 2) before timing anything: each runs again
+        # alone, S=2 then S=4, which fails alone too.
         self.assertEqual(by[2]["exit_code"], 0, by[2].get("error"))
-        self.assertTrue(by[2]["sweep"])
+        self.assertFalse(by[2]["sweep"])
+        self.assertEqual(by[2]["retried_after_sweep_exit_code"], 2)
         self.assertEqual(by[4]["retried_after_sweep_exit_code"], 2)
         self.assertFalse(by[4]["sweep"])
         self.assertEqual(by[4]["exit_code"], 2)

@@ -59,6 +59,34 @@ TEST(CliLower, BadOptionsExitWithTwo) {
   r = braid("lower ag_matmul --ring --indexing raw");
   EXPECT_EQ(r.rc, 2);
   EXPECT_THAT(r.err, HasSubstr("modulo"));
+  r = braid("lower matmul_rs --defer-waits --protocol B");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("protocol A or C"));
+  r = braid("lower matmul_rs --pool 0");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--pool"));
+}
+
+// The schedules of docs/LOWERING.md from the command line: the golden programs, and each one
+// verified for the pool it runs with (numberOfStreams 1: every chunk's compute on one stream).
+TEST(CliLower, SchedulesPrintTheirGoldenPrograms) {
+  const std::string golden = std::string(BRAID_TEST_DATA_DIR) + "/passes/golden/";
+  Result r = braid("lower matmul_rs --devices 2 --streams 4 --m 64 --k 32 --n 16 --defer-waits");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, slurpFile(golden + "matmul_rs_defer_A.hir"));
+  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --prefetch");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_prefetch_A.hir"));
+  // --pool binds numberOfStreams only: the text is the same as without it.
+  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --prefetch --pool 1");
+  EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_prefetch_A.hir"));
+  for (const char* args : {"ag_matmul --pool 1 --prefetch", "ag_matmul --pool 1 --prefetch --pipeline p2p",
+                           "matmul_rs --pool 1 --defer-waits", "matmul_ar --pool 2 --defer-waits --protocol C",
+                           "mlp --pool 1 --defer-waits --prefetch"}) {
+    r = braid(std::string("verify ") + args + " --devices 2 --streams 4");
+    EXPECT_EQ(r.rc, 0) << args << "\n" << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("no errors")) << args;
+  }
 }
 
 }  // namespace

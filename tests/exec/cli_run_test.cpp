@@ -56,6 +56,23 @@ TEST(CliRun, WorkloadOnTwoRanksMatchesTheReference) {
   EXPECT_NE(r.out.find("all 1 of 1 outputs match the float64 reference"), std::string::npos) << r.out;
 }
 
+// The schedules of docs/LOWERING.md on CPU ranks: one worker stream with the allgathers
+// prefetched (collective and p2p), and with the reduce-scatter's wait deferred to the join.
+TEST(CliRun, SchedulesMatchTheReference) {
+  NEED_GLOO();
+  for (const char* args : {"ag_matmul --ranks 2 --streams 2 --pool 1 --prefetch",
+                           "ag_matmul --ranks 3 --pipeline p2p --streams 1 --prefetch",
+                           "matmul_rs --ranks 2 --streams 2 --pool 1 --defer-waits",
+                           "mlp --ranks 2 --streams 2 --pool 1 --defer-waits --prefetch"}) {
+    Result r = braid(std::string("run ") + args + " --backend cpu --m 48 --k 24 --n 36");
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("all 1 of 1 outputs match the float64 reference"), std::string::npos) << args << "\n" << r.out;
+  }
+  Result r = braid("run matmul_rs --ranks 2 --streams 2 --pool 1 --defer-waits --backend cpu --m 48 --k 24 --n 36");
+  EXPECT_NE(r.out.find("P=1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("numberOfStreams=1"), std::string::npos) << r.out;
+}
+
 TEST(CliRun, OneRankRunsInProcess) {
   Result r = braid(std::string("run mlp --ranks 1 ") + kSmall + " --seed 3");
   EXPECT_EQ(r.code, 0) << r.out;
@@ -169,13 +186,59 @@ TEST(CliRun, SweepOnTwoRanksSharesTheCommunicators) {
   NEED_GLOO();
   Result r = braid("run matmul_ar --backend cpu --ranks 2 --m 16 --k 8 --n 8 --sweep-streams 1,2 --repeat 1");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("[rank 1] braid run: rank 1 timing [streams=2 protocol=A]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[rank 1] braid run: rank 1 timing [streams=2] "), std::string::npos) << r.out;
+}
+
+// `--sweep KEY=V1,V2 ...` takes any key `braid sim --sweep` takes for a workload: the pipeline
+// kind too. Tags name every swept key; the warm-up pass and runs are announced.
+TEST(CliRun, SweepAnyLoweringKnob) {
+  NEED_GLOO();
+  Result r = braid("run ag_matmul --backend cpu --ranks 2 --m 16 --k 8 --n 8 --repeat 1 --warmup 2 "
+                   "--sweep streams=1,2 pipeline=collective,p2p");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* tag : {"[streams=1 pipeline=collective]", "[streams=1 pipeline=p2p]",
+                          "[streams=2 pipeline=collective]", "[streams=2 pipeline=p2p]"})
+    EXPECT_NE(r.out.find(std::string("rank 0 timing ") + tag + " (interpreted, 1 runs"), std::string::npos)
+        << tag << "\n" << r.out;
+  EXPECT_NE(r.out.find("S=2, m=16, k=8, n=8, protocol A, modulo, p2p)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warm-up: every one of the 4 configurations runs 2 times untimed first"), std::string::npos)
+      << r.out;
+  // The warm-up pass neither checks nor prints: one report per configuration.
+  size_t matches = 0;
+  for (size_t at = 0; (at = r.out.find("outputs match", at)) != std::string::npos; ++at) ++matches;
+  EXPECT_EQ(matches, 4u) << r.out;
+}
+
+TEST(CliRun, WarmupIsAnnounced) {
+  Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 2 --warmup 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("warm-up: 3 untimed runs after the checked run, before the 2 timed ones"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("timing (interpreted, 2 runs"), std::string::npos) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 2 --warmup 0 --sweep streams=1,2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("warm-up: none (--warmup 0)"), std::string::npos) << r.out;
+  EXPECT_EQ(braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --warmup -1").code, 2);
 }
 
 TEST(CliRun, SweepRefusals) {
   Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --streams 2 --sweep-streams 1,2");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--streams and --sweep-streams contradict"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--streams and --sweep streams=... contradict"), std::string::npos) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --pipeline p2p --sweep pipeline=collective");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--pipeline and --sweep pipeline=... contradict"), std::string::npos) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep ranks=1,2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--sweep ranks: braid run cannot sweep it"), std::string::npos) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep bogus=1,2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--sweep bogus: not a setting of a workload"), std::string::npos) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep pipeline=sideways");
+  EXPECT_EQ(r.code, 2) << r.out;
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep streams=1 --sweep-streams 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("given twice"), std::string::npos) << r.out;
   r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --protocol A --sweep-protocols B");
   EXPECT_EQ(r.code, 2) << r.out;
   r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --sweep-protocols D");
@@ -251,6 +314,56 @@ TEST(CliRun, RunsAsARankUnderOpenMpiEnvironment) {
                           "run reduce_scatter --timeout 30 --m 16 --k 8 --n 8 --streams 2");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+}
+
+// A socket listening on a port the OS picks, held for the test's life: a port someone else took.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 16) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port_ = ntohs(a.sin_port);
+  }
+  ~HeldPort() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// The launcher's port was taken before rank 0 could listen on it (the GPU run's EADDRINUSE):
+// it starts the ranks again on another port and the run succeeds.
+TEST(CliRun, TakenRendezvousPortIsReplacedByAFreshOne) {
+  NEED_GLOO();
+  HeldPort held;
+  ASSERT_GT(held.port(), 0);
+  Result r = braid("run allreduce --backend cpu --ranks 2 --timeout 20 " + std::string(kSmall),
+                   "BRAID_RUN_PORT=" + std::to_string(held.port()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("port " + std::to_string(held.port()) + " on 127.0.0.1 was taken"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("all 1 of 1 outputs match"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 15) << r.out;
+}
+
+// Under another launcher the port is the user's: a taken one is an error, not a retry.
+TEST(CliRun, TakenPortUnderTorchrunIsAnError) {
+  NEED_GLOO();
+  HeldPort held;
+  ASSERT_GT(held.port(), 0);
+  Result r = braid("run allreduce --backend cpu --timeout 10 --devices 2 " + std::string(kSmall),
+                   "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                       std::to_string(held.port()));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot serve the rendezvous store on port " + std::to_string(held.port())),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

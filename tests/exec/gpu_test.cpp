@@ -241,7 +241,7 @@ TEST(GpuCli, SweepWritesATimelinePerConfiguration) {
   Cli r = runCli("run matmul_ar --backend cuda --ranks 1 --devices 1 --m 256 --k 64 --n 32 --dtype bf16 "
                  "--sweep-streams 1,2 --sweep-protocols A,B --repeat 2 --timeline-run 2 --timeline " + tl);
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const char* c : {"S1A", "S1B", "S2A", "S2B"}) {
+  for (const char* c : {"streams1.protocolA", "streams1.protocolB", "streams2.protocolA", "streams2.protocolB"}) {
     Timeline t = readTimelineFile(dir.path() + "/t." + c + ".json");
     EXPECT_FALSE(t.ops.empty()) << c;
   }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 
 #include "catalog/workload.h"
 #include "exec/check.h"
@@ -129,6 +131,67 @@ TEST(Reference, EveryWorkloadOnOneRank) {
       CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
       EXPECT_TRUE(r.ok && r.checked) << info.name << " S=" << s << "\n" << r.report;
     }
+  }
+}
+
+// A workload at m=8, k=4, n=4 on one device, lowered, with its reference.
+struct SmallWorkload {
+  Workload reference;
+  HostProgram program;
+};
+
+SmallWorkload smallWorkload(const std::string& name, int64_t streams, DataType dtype = DataType::kFloat) {
+  WorkloadParams p;
+  p.devices = 1;
+  p.streams = streams;
+  p.m = 8;
+  p.k = 4;
+  p.n = 4;
+  p.dtype = dtype;
+  Workload to_lower = makeWorkload(name, p);  // lowering rewrites its fusion: the reference is another
+  HostProgram program = lower(*to_lower.fusion, to_lower.params.lowering, 1);
+  return {makeWorkload(name, p), std::move(program)};
+}
+
+// Warm-up runs happen between the checked run and the timed ones, and are not timed.
+TEST(Reference, WarmupRunsAreRunButNotTimed) {
+  auto comm = makeSelfCommunicator();
+  SmallWorkload sw = smallWorkload("matmul_rs", 2);
+  const HostProgram& prog = sw.program;
+  const Workload& w = sw.reference;
+  for (int64_t warmup : {0, 3}) {
+    CheckOptions o;
+    o.numberOfStreams = 2;
+    o.repeat = 2;
+    o.warmup = warmup;
+    int64_t runs = 0;  // the program's first statement starts every run
+    o.onStatement = [&](const Stmt&, int64_t n) { runs += n == 0; };
+    CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+    EXPECT_TRUE(r.ok) << r.report;
+    EXPECT_EQ(runs, 1 + warmup + 2) << "warmup " << warmup;
+    EXPECT_EQ(r.timings.warmupRuns, warmup);
+    EXPECT_EQ(r.timings.wallUs.size(), 2u) << "warmup " << warmup;
+  }
+}
+
+// A sweep's programs share their seeded inputs through the cache, and check as without it; the
+// cache keeps the last call's inputs only.
+TEST(Reference, InputCacheIsReusedAndChecksTheSame) {
+  auto comm = makeSelfCommunicator();
+  std::map<std::string, at::Tensor> cache;
+  for (int64_t s : {1, 2, 2}) {
+    // float64: slices may alias the cached tensors, and the program must not write into them.
+    SmallWorkload sw = smallWorkload("matmul_ar", s, DataType::kDouble);
+    const HostProgram& prog = sw.program;
+    const Workload& w = sw.reference;
+    CheckOptions o;
+    o.numberOfStreams = s;
+    o.inputCache = &cache;
+    const at::Tensor before = cache.empty() ? at::Tensor() : cache.begin()->second.clone();
+    CheckResult r = runAndCheck(prog, w.fusion.get(), *comm, o);
+    EXPECT_TRUE(r.ok && r.checked) << r.report;
+    EXPECT_EQ(cache.size(), prog.inputs().size());
+    if (before.defined()) EXPECT_TRUE(at::equal(before, cache.begin()->second));
   }
 }
 

@@ -17,7 +17,9 @@ namespace {
 
 struct GoldenCase {
   std::string workload;
-  std::string config;  // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B
+  // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B; schedules: defer_A, prefetch_A, p2p_prefetch_A
+  // (docs/LOWERING.md, "Schedules").
+  std::string config;
   int64_t devices = 2;
   int64_t streams = 4;
   int64_t m = 64;  // 66: chunks that do not divide (the last one shorter)
@@ -53,6 +55,8 @@ WorkloadParams paramsFor(const GoldenCase& c) {
   o.indexing = b && cfg.rfind("ring", 0) != 0 ? StreamIndexing::kRaw : StreamIndexing::kModulo;
   o.pipeline = cfg.rfind("p2p", 0) == 0 ? PipelineKind::kP2P : PipelineKind::kCollective;
   o.ringBuffers = cfg.rfind("ring", 0) == 0;
+  o.deferWaits = cfg.find("defer") != std::string::npos;
+  o.prefetch = cfg.find("prefetch") != std::string::npos;
   o.streams = c.streams;
   return p;
 }
@@ -64,6 +68,11 @@ std::vector<GoldenCase> goldenCases() {
   for (const char* cfg : {"p2p_A", "p2p_B", "p2p_C", "ring_A", "ring_B"}) v.push_back({"ag_matmul", cfg});
   v.push_back({"mlp", "ring_A"});
   v.push_back({"ag_matmul", "p2p_A", 4, 4});
+  // Schedules: the waits of GEMM + RS / AR in the join, the allgathers posted ahead.
+  for (const char* w : {"matmul_rs", "matmul_ar", "mlp"}) v.push_back({w, "defer_A"});
+  for (const char* w : {"ag_matmul", "ag_linear_bias"}) v.push_back({w, "prefetch_A"});
+  v.push_back({"ag_matmul", "prefetch_B"});
+  v.push_back({"ag_matmul", "p2p_prefetch_A"});
   // A 2D mesh [2, 2]: Allreduces within each row, Allgathers within each column, one IF per team.
   for (const char* cfg : {"A", "B"}) v.push_back({"tp_dp_mlp", cfg, 4, 2});
   v.push_back({"allgather_2d", "B", 4, 2});

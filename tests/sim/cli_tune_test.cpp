@@ -40,6 +40,23 @@ TEST(TuneCli, RanksTheCandidatesAgainstSerial) {
   EXPECT_EQ(j["pipelined_beats_serial"].get<bool>(), j["best"]["config"]["streams"] != "1");
 }
 
+// The schedules are searched and named in the ranking and in --json.
+TEST(TuneCli, SearchesPoolsDeferredWaitsAndPrefetch) {
+  auto r = runBraid("tune matmul_rs --machine h100 --devices 2 --m 4096 --streams 1,4 --protocols A --pipelines collective "
+                    "--pools chunks,1 --defer-waits off,on --prefetch off --top 20 --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  bool deferred_one_stream = false;
+  for (const auto& c : j["configurations"])
+    deferred_one_stream = deferred_one_stream || (c["config"].value("pool", "") == "1" &&
+                                                  c["config"].value("defer-waits", "") == "on");
+  EXPECT_TRUE(deferred_one_stream) << r.out;
+  auto t = runBraid("tune ag_matmul --machine h100 --devices 2 --m 4096 --streams 2 --protocols A --pipelines collective "
+                    "--pools 1 --defer-waits off --prefetch on --top 20");
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("streams=2 protocol=A pipeline=collective pool=1 prefetch=on"), std::string::npos) << t.out;
+}
+
 TEST(TuneCli, TableNamesTheBestAndTheDuplicates) {
   // matmul_ar has no DID -> Stream resharding: p2p lowers to the same program as collective.
   auto r = runBraid("tune matmul_ar --machine h100 --devices 2 --m 4096 --streams 1,2 --protocols A");
@@ -73,6 +90,8 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
       {"tune ag_matmul --machine h200 --protocols A,Z", "--protocol must be A, B or C, got 'Z'"},
       {"tune ag_matmul --machine h200 --pipelines ring", "--pipeline must be collective or p2p"},
       {"tune ag_matmul --machine h200 --top 0", "--top must be positive"},
+      {"tune ag_matmul --machine h200 --pools 0", "--pools: '0' is neither 'chunks' nor a positive number"},
+      {"tune ag_matmul --machine h200 --prefetch maybe", "--prefetch: 'maybe' must be on or off"},
       {"tune ag_matmul", "--machine is required"},
       {"tune no_such_workload --machine h200", "neither a file nor a workload"},
       {"tune " + std::string(BRAID_SOURCE_DIR) + "/examples/stream_set_serialized.hir --machine h200",

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "catalog/workload.h"
@@ -48,6 +51,44 @@ TEST(TuneCandidates, AP2PSearchStillHasTheOneChunkBaseline) {
   EXPECT_FALSE(isSerial(c[2]));
 }
 
+// Schedules: pools below the chunk count only, no pool with p2p, no deferred waits under protocol
+// B, and the serial program kept plain.
+TEST(TuneCandidates, SchedulesAreSearchedWhereTheyMeanSomething) {
+  TuneSpace s;
+  s.streams = {1, 4};
+  s.protocols = {"A", "B"};
+  s.pipelines = {"collective", "p2p"};
+  s.pools = {0, 1, 4};
+  s.deferWaits = {false, true};
+  s.prefetch = {false, true};
+  auto c = tuneCandidates(s);
+  size_t serial = 0;
+  for (const SweepConfig& k : c) {
+    const std::string str = configStr(k);
+    std::map<std::string, std::string> m(k.begin(), k.end());
+    if (isSerial(k)) {
+      ++serial;
+      EXPECT_EQ(k.size(), 3u) << str;  // streams, protocol, pipeline: no schedule
+    }
+    if (m.count("pool")) {
+      EXPECT_EQ(m["pool"], "1") << str;  // 4 is not below 4 chunks
+      EXPECT_EQ(m["pipeline"], "collective") << str;
+    }
+    if (m.count("defer-waits")) EXPECT_EQ(m["protocol"], "A") << str;
+  }
+  EXPECT_EQ(serial, 2u);  // protocols A and B
+  // streams 4, protocol A, collective: pools {chunks, 1} x defer {off, on} x prefetch {off, on}.
+  size_t a4 = 0;
+  for (const SweepConfig& k : c)
+    if (configStr(k).rfind("streams=4 protocol=A pipeline=collective", 0) == 0) ++a4;
+  EXPECT_EQ(a4, 8u);
+  EXPECT_NE(std::find_if(c.begin(), c.end(),
+                         [](const SweepConfig& k) {
+                           return configStr(k) == "streams=4 protocol=A pipeline=collective pool=1 defer-waits=on prefetch=on";
+                         }),
+            c.end());
+}
+
 TEST(TuneCandidates, RejectsBadAxes) {
   TuneSpace s;
   s.streams = {2, 0};
@@ -56,6 +97,11 @@ TEST(TuneCandidates, RejectsBadAxes) {
   EXPECT_THROW(tuneCandidates(s), Error);
   s.streams = {2};
   s.protocols = {};
+  EXPECT_THROW(tuneCandidates(s), Error);
+  s.protocols = {"A"};
+  s.pools = {1, 1};
+  EXPECT_THROW(tuneCandidates(s), Error);
+  s.pools = {-1};
   EXPECT_THROW(tuneCandidates(s), Error);
 }
 

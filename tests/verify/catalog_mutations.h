@@ -26,12 +26,21 @@ struct Config {
   StreamIndexing indexing = StreamIndexing::kModulo;
   PipelineKind pipeline = PipelineKind::kCollective;
   bool ring = false;
+  // Schedules (docs/LOWERING.md): the worker pool (0: one stream per chunk), deferred waits,
+  // prefetched communications.
+  int64_t pool = 0;
+  bool defer = false;
+  bool prefetch = false;
+  // numberOfStreams the program runs with.
+  int64_t numberOfStreams() const { return pool > 0 ? pool : streams; }
 };
 
 inline std::string configStr(const std::string& name, const Config& c) {
   return name + " D=" + std::to_string(c.devices) + " S=" + std::to_string(c.streams) + " protocol " +
          streamProtocolName(c.protocol) + (c.indexing == StreamIndexing::kRaw ? " raw" : " modulo") + " " +
-         pipelineKindName(c.pipeline) + (c.ring ? " ring" : "");
+         pipelineKindName(c.pipeline) + (c.ring ? " ring" : "") +
+         (c.pool > 0 ? " pool " + std::to_string(c.pool) : "") + (c.defer ? " defer-waits" : "") +
+         (c.prefetch ? " prefetch" : "");
 }
 
 // Lowers `name` for `c` (sizes chosen to divide as every schedule needs); nullopt when the
@@ -47,7 +56,9 @@ inline std::optional<HostProgram> lowerWorkload(const std::string& name, const C
   p.lowering.indexing = c.indexing;
   p.lowering.pipeline = c.pipeline;
   p.lowering.ringBuffers = c.ring;
-  p.lowering.streams = c.streams;
+  p.pool = c.pool;
+  p.lowering.deferWaits = c.defer;
+  p.lowering.prefetch = c.prefetch;
   try {
     Workload w = makeWorkload(name, p);
     HostProgram h = lower(*w.fusion, w.params.lowering, w.params.devices);
@@ -58,6 +69,7 @@ inline std::optional<HostProgram> lowerWorkload(const std::string& name, const C
   } catch (const Error& e) {
     // Combinations the lowering refuses by design (ring buffers with raw indexing).
     if (c.ring && c.indexing == StreamIndexing::kRaw) return std::nullopt;
+    if (c.defer && c.protocol == StreamProtocol::kInLoopSync) return std::nullopt;
     throw;
   }
 }

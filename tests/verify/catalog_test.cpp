@@ -22,13 +22,7 @@ namespace {
 using braid::testing::kinds;
 using namespace braid::testing;  // the catalog configurations and mutations
 
-VerifyResult check(const HostProgram& p, const Config& c) {
-  VerifyOptions o;
-  o.ranks = c.devices;
-  o.streams = c.streams;
-  o.parallelismWarnings = false;
-  return verifyProgram(p, o);
-}
+VerifyResult check(const HostProgram& p, const Config& c) { return verifyForErrors(p, c.devices, c.numberOfStreams()); }
 
 class Catalog : public ::testing::TestWithParam<std::string> {};
 
@@ -152,35 +146,38 @@ TEST(CatalogProtocols, OnlyProtocolCSerializesItsIterations) {
                                        << "; found " << kinds(r);
 }
 
+// Every mutant of `name` lowered for `c` caught as its mutation's class; how many there were.
+int mutateAndCheck(const std::string& name, const Config& c) {
+  auto original = lowerWorkload(name, c);
+  if (!original) return 0;
+  std::string text = print(*original);
+  EXPECT_TRUE(check(*original, c).ok()) << configStr(name, c);
+  int caught = 0;
+  for (const auto& m : mutations()) {
+    for (size_t k = 0;; ++k) {
+      HostProgram mutant = parseHostProgram(text, name + ".hir");
+      SourceLoc touched;
+      if (!m.apply(mutant, k, c, &touched)) break;
+      VerifyResult r = check(mutant, c);
+      EXPECT_FALSE(r.ok()) << configStr(name, c) << ": mutant '" << m.name << "' #" << k << " is not caught\n"
+                           << print(mutant);
+      EXPECT_TRUE(caughtAsExpected(r, m, touched, c.devices))
+          << configStr(name, c) << ": mutant '" << m.name << "' #" << k << "\n" << formatReport(r);
+      ++caught;
+    }
+  }
+  return caught;
+}
+
 class Mutants : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Mutants, EveryMutantIsCaught) {
   const std::string name = GetParam();
   int caught = 0;
-  for (StreamProtocol protocol : kProtocols) {
-    for (bool ring : {false, true}) {
-      for (auto pipeline : {PipelineKind::kCollective, PipelineKind::kP2P}) {
-        Config c{2, 2, protocol, StreamIndexing::kModulo, pipeline, ring};
-        auto original = lowerWorkload(name, c);
-        if (!original) continue;
-        std::string text = print(*original);
-        ASSERT_TRUE(check(*original, c).ok()) << configStr(name, c);
-        for (const auto& m : mutations()) {
-          for (size_t k = 0;; ++k) {
-            HostProgram mutant = parseHostProgram(text, name + ".hir");
-            SourceLoc touched;
-            if (!m.apply(mutant, k, c, &touched)) break;
-            VerifyResult r = check(mutant, c);
-            EXPECT_FALSE(r.ok()) << configStr(name, c) << ": mutant '" << m.name << "' #" << k << " is not caught\n"
-                                 << print(mutant);
-            EXPECT_TRUE(caughtAsExpected(r, m, touched, c.devices))
-                << configStr(name, c) << ": mutant '" << m.name << "' #" << k << "\n" << formatReport(r);
-            ++caught;
-          }
-        }
-      }
-    }
-  }
+  for (StreamProtocol protocol : kProtocols)
+    for (bool ring : {false, true})
+      for (auto pipeline : {PipelineKind::kCollective, PipelineKind::kP2P})
+        caught += mutateAndCheck(name, Config{2, 2, protocol, StreamIndexing::kModulo, pipeline, ring});
   EXPECT_GE(caught, 10) << name;
   ::testing::Test::RecordProperty("mutants", caught);
   std::fprintf(stderr, "%s: %d mutants, all caught\n", name.c_str(), caught);

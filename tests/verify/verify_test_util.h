@@ -26,6 +26,15 @@ inline verify::VerifyResult verifyFile(const std::string& name, Bindings b, int6
   return verify::verifyProgram(p, o);
 }
 
+// Verifies `p` on `ranks` ranks with numberOfStreams `streams`, errors only (no parallelism warnings).
+inline verify::VerifyResult verifyForErrors(const HostProgram& p, int64_t ranks, int64_t streams) {
+  verify::VerifyOptions o;
+  o.ranks = ranks;
+  o.streams = streams;
+  o.parallelismWarnings = false;
+  return verify::verifyProgram(p, o);
+}
+
 inline std::string kinds(const verify::VerifyResult& r) {
   std::string s;
   for (const auto& f : r.findings) s += std::string(s.empty() ? "" : ", ") + verify::findingKindName(f.kind);
