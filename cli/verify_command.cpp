@@ -114,7 +114,7 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--max-streams", args->maxStreams,
                      "parametric: the bound of the per-numberOfStreams fallback (default 8)")
           ->check(streamCount());
-      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 query (default 4)")
+      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 attempt (default 4; a query Z3 answers unknown is asked twice more, in fresh solvers)")
           ->check(CLI::Range(0.001, 86400.0));
       sub.add_option("--resource-limit", args->resourceLimit,
                      "parametric: Z3's deterministic work limit per solver (rlimit; default none), for runs that "

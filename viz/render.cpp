@@ -55,6 +55,20 @@ int collectMessage(char* text) {
   return 0;
 }
 
+// One Graphviz context for the life of the process, created on first use (under gMutex) and never
+// freed. Not for speed: Graphviz 2.42's pango text-layout plugin (Debian 12's) caches a pointer to
+// the last font name it measured, and that name belongs to the context's font dictionary; after
+// gvFreeContext, the next context's first label compares against freed memory (a
+// heap-use-after-free that AddressSanitizer reports inside libgvplugin_pango, reproduced with
+// Graphviz alone in docs/FUZZING.md, "Graphviz"). Later Graphviz releases copy the name. With one
+// context the dictionary outlives every use, so sanitized and plain builds take the same path,
+// with pango measuring text and cairo drawing PNGs. The context stays reachable from this static
+// pointer, so it is no leak.
+GVC_t* processContext() {
+  static GVC_t* context = gvContext();
+  return context;
+}
+
 std::string trimmed(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   return s;
@@ -85,11 +99,10 @@ std::string renderDot(const std::string& dot, const std::string& engine, Picture
     }
   } restore{previousHandler, previousLevel};
 
-  GVC_t* gvc = gvContext();
+  GVC_t* gvc = processContext();
   if (!gvc) throw Error("Graphviz: cannot create a context");
   Agraph_t* g = agmemread(dot.c_str());
   if (!g) {
-    gvFreeContext(gvc);
     throw Error("Graphviz could not read the generated graph: " + trimmed(gMessages));
   }
   std::string out;
@@ -109,7 +122,6 @@ std::string renderDot(const std::string& dot, const std::string& engine, Picture
     gvFreeLayout(gvc, g);
   }
   agclose(g);
-  gvFreeContext(gvc);
   if (!failure.empty()) throw Error(failure);
   return out;
 #endif

@@ -30,7 +30,8 @@ struct ParametricOptions {
   int64_t ranks = 0;                // D; 0: from the program's meshes and teams
   std::optional<int64_t> streams;   // a fixed numberOfStreams; nullopt: every S >= 1
   int64_t maxStreams = 8;           // the bound of the per-S fallback
-  unsigned timeoutMs = 4000;        // per Z3 query
+  unsigned timeoutMs = 4000;        // per Z3 query (per attempt)
+  unsigned attempts = 3;            // checks per query when Z3 answers unknown (restarts.h); 1: no retry
   unsigned resourceLimit = 0;       // Z3's deterministic work limit per solver (rlimit); 0: none
   bool replay = true;               // replay counterexamples through the bounded checker
 };

@@ -1,5 +1,7 @@
 #include "verify/parametric/prover.h"
 
+#include "verify/parametric/restarts.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,7 +71,12 @@ z3::check_result Prover::ask(z3::solver& s, const z3::expr& q) {
   auto t0 = std::chrono::steady_clock::now();
   s.push();
   s.add(q);
-  z3::check_result r = s.check();
+  Restarts how;
+  how.attempts = std::max(1u, o_.attempts);
+  // The refinement solver has a quarter of the time (refined()).
+  how.timeoutMs = &s == refinedSolver_.get() ? std::max(1u, o_.timeoutMs / 4) : o_.timeoutMs;
+  how.resourceLimit = o_.resourceLimit;
+  z3::check_result r = checkWithRestarts(s, how, lastUnknown_);
   s.pop();
   if (dumpQueries())
     std::fprintf(stderr, "ask %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown",
@@ -138,7 +145,7 @@ void Prover::orderingQuery(PropertyState& st, const z3::expr& q, const Candidate
   if (r == z3::unsat) return;
   if (r == z3::unknown) {
     ++st.unknown;
-    st.notes.push_back("Z3 returned unknown (" + s->reason_unknown() + ") for: " + c.summary);
+    st.notes.push_back("Z3 returned unknown (" + lastUnknown_ + ") for: " + c.summary);
     return;
   }
   candidate(st, *s, q, c);
@@ -150,7 +157,7 @@ void Prover::plainQuery(PropertyState& st, const z3::expr& q, const Candidate& c
   if (r == z3::unsat) return;
   if (r == z3::unknown) {
     ++st.unknown;
-    st.notes.push_back("Z3 returned unknown (" + plain_.reason_unknown() + ") for: " + c.summary);
+    st.notes.push_back("Z3 returned unknown (" + lastUnknown_ + ") for: " + c.summary);
     return;
   }
   candidate(st, plain_, q, c);

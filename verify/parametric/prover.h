@@ -87,7 +87,8 @@ class Prover {
   void checkCollectives(PropertyState& matching, PropertyState& deadlock);
 
   // ---- asking ----
-  // Asks whether `q` is satisfiable together with the solver's assertions.
+  // Asks whether `q` is satisfiable together with the solver's assertions; an unknown answer is
+  // asked again in fresh solvers (restarts.h), and its reason is left in lastUnknown_.
   z3::check_result ask(z3::solver& s, const z3::expr& q);
   // An ordering query: unsatisfiable proves it; satisfiable first tries chain lemmas and more
   // instances, then becomes a candidate.
@@ -127,6 +128,7 @@ class Prover {
   std::map<std::string, VerifyResult> replays_;
   std::map<std::string, std::string> replayErrors_;
   int64_t queries_ = 0;
+  std::string lastUnknown_;  // Z3's reason for the last unknown answer of ask()
   std::vector<Witness> witnesses_;
   std::map<std::string, bool> reported_;  // kind + statements, to fold repeats
 };

@@ -1,0 +1,64 @@
+// checkWithRestarts (verify/parametric/restarts.h): an unknown answer is asked again in fresh
+// solvers, a decided one is not, and one that stays unknown keeps Z3's reason.
+#include <gtest/gtest.h>
+
+#if BRAID_HAVE_Z3
+
+#include "verify/parametric/restarts.h"
+
+namespace braid::verify::parametric {
+namespace {
+
+// x * y == 2 * x * y + 1 with x, y >= 1: nonlinear, unsatisfiable (the product is positive).
+z3::expr nonlinear(z3::context& c) {
+  z3::expr x = c.int_const("x"), y = c.int_const("y");
+  return x >= 1 && y >= 1 && x * y == 2 * x * y + 1;
+}
+
+TEST(Z3Restarts, ADecidedAnswerIsKept) {
+  z3::context c;
+  z3::solver s(c);
+  s.add(nonlinear(c));
+  std::string reason = "stale";
+  EXPECT_EQ(checkWithRestarts(s, Restarts{}, reason), z3::unsat);
+  EXPECT_EQ(reason, "");
+  z3::solver sat(c);
+  sat.add(c.int_const("x") * c.int_const("y") == 6 && c.int_const("x") > 1 && c.int_const("y") > 1);
+  EXPECT_EQ(checkWithRestarts(sat, Restarts{}, reason), z3::sat);
+}
+
+// The solver itself may not decide (here: no resources); a fresh attempt with its own limits does.
+TEST(Z3Restarts, AnUnknownAnswerIsAskedAgainInAFreshSolver) {
+  z3::context c;
+  z3::solver s(c);
+  s.set("rlimit", 1u);
+  s.add(nonlinear(c));
+  ASSERT_EQ(s.check(), z3::unknown);  // what the retry is for
+  std::string reason;
+  Restarts how;
+  how.timeoutMs = 20000;
+  EXPECT_EQ(checkWithRestarts(s, how, reason), z3::unsat);
+  EXPECT_EQ(reason, "");
+  how.attempts = 1;  // no retry: the solver's own answer
+  EXPECT_EQ(checkWithRestarts(s, how, reason), z3::unknown);
+  EXPECT_NE(reason, "");
+}
+
+TEST(Z3Restarts, AnAnswerThatStaysUnknownKeepsZ3sReason) {
+  z3::context c;
+  z3::solver s(c);
+  s.set("rlimit", 1u);
+  s.add(nonlinear(c));
+  Restarts how;
+  how.resourceLimit = 1;  // a configured limit: the first answer is final, not retried
+  std::string reason;
+  EXPECT_EQ(checkWithRestarts(s, how, reason), z3::unknown);
+  EXPECT_NE(reason, "");
+  // (Not tested with a timeout of a millisecond: Z3 4.8.12's timer deadlocked on it here, with the
+  // check returning as the timer fired.)
+}
+
+}  // namespace
+}  // namespace braid::verify::parametric
+
+#endif  // BRAID_HAVE_Z3
