@@ -1137,24 +1137,33 @@ class Parser {
     std::map<std::string, int64_t> expanded;  // operations of each definition once expanded
     int64_t all_expanded = 0;
     constexpr int64_t kMaxExpandedDefinitions = int64_t{1} << 20;
-    std::vector<std::string> path;
-    std::function<void(const std::string&)> visit = [&](const std::string& n) {
+    // Depth-first over the definitions with an explicit stack: the input controls the depth, so
+    // no recursion (a chain of thousands of definitions overflowed the stack under ASan).
+    struct Frame {
+      std::string name;
+      std::vector<std::string> deps;  // the symbols of its definition that are definitions
+      size_t next = 0;
+    };
+    std::vector<Frame> path;
+    auto enter = [&](const std::string& n) {
       int& s = state[n];
       if (s == 2) return;
       if (s == 1) {
         std::string cycle;
-        auto it = std::find(path.begin(), path.end(), n);
-        for (; it != path.end(); ++it) cycle += *it + " -> ";
+        auto it = std::find_if(path.begin(), path.end(), [&](const Frame& f) { return f.name == n; });
+        for (; it != path.end(); ++it) cycle += it->name + " -> ";
         throw ParseError(where.at(n), n + " is defined in terms of itself (" + cycle + n + ")");
       }
       s = 1;
-      path.push_back(n);
-      if (static_cast<int64_t>(path.size()) > kMaxScalarOperations)
+      if (static_cast<int64_t>(path.size()) + 1 > kMaxScalarOperations)
         throw ParseError(where.at(n), "index definitions depend on each other more than " +
                                           std::to_string(kMaxScalarOperations) + " levels deep");
+      Frame f{n, {}, 0};
       for (const std::string& d : defs.at(n)->freeSymbols())
-        if (defs.count(d)) visit(d);
-      path.pop_back();
+        if (defs.count(d)) f.deps.push_back(d);
+      path.push_back(std::move(f));
+    };
+    auto leave = [&](const std::string& n) {
       state[n] = 2;
       // Written out in the symbols they finally depend on (HostProgram::expandIndexDefinitions),
       // definitions that use each other twice double at every level: i60 = i59 + i59 would be
@@ -1172,7 +1181,20 @@ class Parser {
         throw ParseError(where.at(n), "the index definitions expand into more than " +
                                           std::to_string(kMaxExpandedDefinitions) + " operations in all");
     };
-    for (const auto& [n, v] : prog_.indexDefinitions()) visit(n);
+    for (const auto& [root, v] : prog_.indexDefinitions()) {
+      enter(root);
+      while (!path.empty()) {
+        Frame& top = path.back();
+        if (top.next < top.deps.size()) {
+          std::string d = top.deps[top.next++];
+          enter(d);
+          continue;
+        }
+        std::string n = std::move(top.name);
+        path.pop_back();
+        leave(n);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- operands
