@@ -16,6 +16,8 @@ enum class MemoryType { kGlobal, kLocal, kShared, kSymmetric };
 // with symbolic bounds; braid treats it as an iteration axis.
 enum class IterType { kIteration, kReduction, kBroadcast, kSymbolic };
 enum class ParallelType { kSerial, kStream, kDIDx, kDIDy };
+// The device-parallel types, in mesh-axis order.
+inline constexpr ParallelType kDeviceParallelTypes[] = {ParallelType::kDIDx, ParallelType::kDIDy};
 
 // "float", "double", "__half", "__bfloat", "int", "int64_t", "bool".
 std::string_view dataTypeName(DataType t);

@@ -10,7 +10,6 @@ namespace braid {
 
 namespace {
 
-constexpr ParallelType kDidTypes[] = {ParallelType::kDIDx, ParallelType::kDIDy};
 
 bool meshesDiffer(const TensorView* a, const TensorView* b) {
   return a->hasDeviceMesh() && b->hasDeviceMesh() && *a->deviceMesh() != *b->deviceMesh();
@@ -233,7 +232,7 @@ bool isReshardingPair(const Expr& e, size_t input_index) {
   const TensorView* p = e.input(input_index);
   const TensorView* c = e.output(0);
   if (meshesDiffer(p, c)) return true;
-  for (ParallelType t : kDidTypes)
+  for (ParallelType t : kDeviceParallelTypes)
     if (reshards(relate(e, input_index, t))) return true;
   return false;
 }
@@ -259,7 +258,7 @@ CommunicationInfo classifyCommunication(const Expr& e) {
   // Exactly one device type may change; the other must be sharded the same on both sides.
   std::optional<ParallelType> along;
   Relation rel = Relation::kSame;
-  for (ParallelType t : kDidTypes) {
+  for (ParallelType t : kDeviceParallelTypes) {
     Relation r = relate(e, 0, t);
     if (!reshards(r)) continue;
     if (along)

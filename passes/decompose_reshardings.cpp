@@ -24,7 +24,6 @@
 namespace braid {
 namespace {
 
-constexpr ParallelType kDidTypes[] = {ParallelType::kDIDx, ParallelType::kDIDy};
 constexpr ParallelType kAllTypes[] = {ParallelType::kDIDx, ParallelType::kDIDy, ParallelType::kStream};
 
 bool isCommunicationAlready(const Expr& e) {
@@ -124,7 +123,7 @@ TensorView* rfactor(Fusion& f, Expr& e, ParallelType t) {
 // do as one communication, if any.
 std::optional<ParallelType> rfactorType(const Expr& e) {
   if (e.outputs().size() != 1) return std::nullopt;
-  for (ParallelType t : kDidTypes)
+  for (ParallelType t : kDeviceParallelTypes)
     if (parallelLoopAxis(e.output(0), t, true) != nullptr) return t;
   return std::nullopt;
 }

@@ -9,6 +9,9 @@
 
 namespace braid::viz {
 
+// The font of every picture's labels (Graphviz maps it to the closest installed face).
+inline constexpr const char* kDotFont = "Helvetica";
+
 // A DOT double-quoted string: `"`, `\` and newlines escaped. Graphviz's own escapes (\n, \l, \r
 // in labels) are not produced: use dotLines() for multi-line labels.
 std::string dotQuote(const std::string& s);

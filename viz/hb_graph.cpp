@@ -18,7 +18,6 @@ namespace braid::viz {
 
 namespace {
 
-constexpr const char* kFont = "Helvetica";
 constexpr const char* kErrorColor = "#d62728";
 constexpr const char* kWarningColor = "#d98400";
 
@@ -105,10 +104,10 @@ class GraphWriter {
 
   std::string write(const std::string& title) {
     os_ << "digraph happens_before {\n"
-        << "  graph [rankdir=TB, newrank=true, nodesep=0.25, ranksep=0.32, fontname=\"" << kFont
+        << "  graph [rankdir=TB, newrank=true, nodesep=0.25, ranksep=0.32, fontname=\"" << kDotFont
         << "\", fontsize=10, labelloc=t, labeljust=l, bgcolor=\"white\", pad=\"0.2\"];\n"
-        << "  node [fontname=\"" << kFont << "\", fontsize=9, shape=box, style=\"rounded,filled\", margin=\"0.08,0.03\"];\n"
-        << "  edge [arrowsize=0.6, fontname=\"" << kFont << "\", fontsize=8];\n";
+        << "  node [fontname=\"" << kDotFont << "\", fontsize=9, shape=box, style=\"rounded,filled\", margin=\"0.08,0.03\"];\n"
+        << "  edge [arrowsize=0.6, fontname=\"" << kDotFont << "\", fontsize=8];\n";
     clusters();
     orderingEdges();
     rendezvousEdges();

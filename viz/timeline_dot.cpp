@@ -14,7 +14,6 @@ namespace braid::viz {
 
 namespace {
 
-constexpr const char* kFont = "Helvetica";
 
 std::string inches(double pt) {
   char buf[32];
@@ -32,9 +31,9 @@ std::string pos(double x, double y, double height) {
 std::string timelinePictureToDot(const TimelinePicture& p) {
   std::ostringstream os;
   os << "digraph timeline {\n"
-     << "  graph [outputorder=nodesfirst, splines=line, bgcolor=\"white\", pad=\"0.1\", fontname=\"" << kFont
+     << "  graph [outputorder=nodesfirst, splines=line, bgcolor=\"white\", pad=\"0.1\", fontname=\"" << kDotFont
      << "\"];\n"
-     << "  node [shape=box, style=filled, fixedsize=true, label=\"\", margin=0, penwidth=0.6, fontname=\"" << kFont
+     << "  node [shape=box, style=filled, fixedsize=true, label=\"\", margin=0, penwidth=0.6, fontname=\"" << kDotFont
      << "\", fontsize=8];\n"
      << "  edge [arrowsize=0.45, penwidth=0.75];\n";
   // The page: an invisible node as large as the picture, so that the rendered size is the
@@ -72,7 +71,7 @@ std::string timelinePictureToDot(const TimelinePicture& p) {
         .set("fontsize", t.fontSize)
         .set("fontcolor", t.color);
     if (t.bold || t.italic)
-      a.set("fontname", std::string(kFont) + (t.bold && t.italic ? "-BoldOblique" : t.bold ? "-Bold" : "-Oblique"));
+      a.set("fontname", std::string(kDotFont) + (t.bold && t.italic ? "-BoldOblique" : t.bold ? "-Bold" : "-Oblique"));
     if (!t.tooltip.empty()) a.set("tooltip", t.tooltip);
     os << "  t" << n++ << " " << a.str() << ";\n";
   }

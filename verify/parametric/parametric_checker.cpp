@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "verify/parametric/prover.h"
+#include "verify/parametric/site_format.h"
 
 namespace braid::verify {
 
@@ -56,12 +57,6 @@ Run runOnce(const HostProgram& p, const ParametricOptions& o, std::optional<int6
   return r;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 }  // namespace
 
 ParametricResult proveProgram(const HostProgram& p, const ParametricOptions& o) {
@@ -84,7 +79,7 @@ ParametricResult proveProgram(const HostProgram& p, const ParametricOptions& o) 
     v.status = statusOf(st);
     v.scope = symbolic;
     v.queries = st.queries;
-    v.note = join(st.notes, "; ");
+    v.note = joinText(st.notes, "; ");
     res.properties.push_back(v);
   }
 
@@ -130,7 +125,7 @@ ParametricResult proveProgram(const HostProgram& p, const ParametricOptions& o) 
       v.queries += merged[i].queries;
       v.scope = bounded;
       v.note = "Z3 could not decide it for a symbolic stream count, so it was checked for every " + bounded +
-               (merged[i].notes.empty() ? std::string("") : "; " + join(merged[i].notes, "; "));
+               (merged[i].notes.empty() ? std::string("") : "; " + joinText(merged[i].notes, "; "));
     }
     res.streamScope = symbolic + " (" + bounded + " for some properties)";
   }

@@ -11,17 +11,11 @@ namespace braid::verify {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 std::string bindingsText(const Witness& w) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : w.bindings) parts.push_back(k + "=" + std::to_string(v));
   parts.push_back(std::to_string(w.ranks) + " rank(s)");
-  return join(parts, ", ");
+  return joinText(parts, ", ");
 }
 
 std::string verdictText(const ParametricResult& r) {
@@ -38,19 +32,19 @@ std::string verdictText(const ParametricResult& r) {
   std::ostringstream os;
   std::string where = r.scope();
   if (r.bugFound()) {
-    os << "BUG: " << join(violated, ", ") << " violated (counterexample confirmed by the bounded checker)\n";
+    os << "BUG: " << joinText(violated, ", ") << " violated (counterexample confirmed by the bounded checker)\n";
   } else if (r.proven()) {
-    os << "PROVEN: " << join(proven, ", ") << "\n  " << where << "\n";
+    os << "PROVEN: " << joinText(proven, ", ") << "\n  " << where << "\n";
     return os.str();
   } else {
-    os << "NOT PROVEN: " << join(open, ", ") << "\n";
+    os << "NOT PROVEN: " << joinText(open, ", ") << "\n";
   }
   if (!proven.empty() || !boundedOnly.empty()) {
-    os << "  proven: " << join(proven, ", ");
+    os << "  proven: " << joinText(proven, ", ");
     if (!proven.empty()) os << " -- " << where;
     os << "\n";
     if (!boundedOnly.empty())
-      os << "  proven only for numberOfStreams up to the bound: " << join(boundedOnly, ", ") << "\n";
+      os << "  proven only for numberOfStreams up to the bound: " << joinText(boundedOnly, ", ") << "\n";
   }
   if (!r.unsupported.empty()) os << "  (nothing is claimed where the program uses constructs the encoding does not model)\n";
   return os.str();
@@ -89,9 +83,9 @@ std::string ParametricResult::scope() const {
   std::vector<std::string> parts;
   for (const auto& s : symbols) parts.push_back(s + " >= 1");
   parts.push_back(streamScope);
-  std::string s = "for all " + join(parts, ", ");
+  std::string s = "for all " + joinText(parts, ", ");
   s += ", ranks 0.." + std::to_string(ranks - 1) + " (rank symbolic)";
-  if (!domainNotes.empty()) s += ", where " + join(domainNotes, " and ");
+  if (!domainNotes.empty()) s += ", where " + joinText(domainNotes, " and ");
   return s;
 }
 
@@ -114,7 +108,7 @@ std::string replayArguments(const Witness& w) {
 std::string formatParametricReport(const ParametricResult& r) {
   std::ostringstream os;
   os << (r.program.empty() ? "program" : r.program) << ": parametric check, ranks 0.." << r.ranks - 1
-     << " (rank symbolic), " << (r.symbols.empty() ? std::string("no symbolic extents") : "symbolic " + join(r.symbols, ", "))
+     << " (rank symbolic), " << (r.symbols.empty() ? std::string("no symbolic extents") : "symbolic " + joinText(r.symbols, ", "))
      << ", " << r.streamScope << "\n\n";
   for (const auto& p : r.properties) {
     std::string name = p.name;

@@ -37,4 +37,10 @@ nlohmann::json siteJson(const Site& s) {
   return js;
 }
 
+std::string joinText(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
 }  // namespace braid::verify

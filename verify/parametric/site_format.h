@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "verify/finding.h"
 
@@ -12,5 +13,8 @@ namespace braid::verify {
 // "  write: T3 = Set(T2)   [file:12:5]\n      rank 0, on worker stream 1, StreamIdx=1, ...\n".
 std::string siteText(const Site& s);
 nlohmann::json siteJson(const Site& s);
+
+// The texts in order with `sep` between them (notes, assumptions).
+std::string joinText(const std::vector<std::string>& v, const std::string& sep);
 
 }  // namespace braid::verify
