@@ -166,6 +166,8 @@ struct Child {
 
 // A rank whose error says a peer went away is a victim, not the cause.
 bool looksLikeVictim(const Child& c) {
+  // Killed writing to a peer that is gone (ranks ignore SIGPIPE; a program that does not may not).
+  if (WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGPIPE) return true;
   for (const auto& line : c.last_err)
     if (line.find("a peer rank probably exited") != std::string::npos || line.find("timed out after") != std::string::npos)
       return true;

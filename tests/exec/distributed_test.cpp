@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -419,6 +422,29 @@ TEST(Distributed, DeadRankStopsTheOthers) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(code, 0);
   EXPECT_LT(secs, 20) << "the others waited for the timeout";
+  EXPECT_NE(err.find("rank 1 failed first (exit code 17)"), std::string::npos) << err;
+}
+
+// A rank killed by SIGPIPE lost a peer: rank 0 "dies" of it first, rank 1 exits with its own
+// fault a moment later, and the launcher still names rank 1 as the cause.
+TEST(ExecWorker, RankZeroDiesOfABrokenPipe) {
+  WORKER_ONLY();
+  if (getenv("RANK") && std::string(getenv("RANK")) == "0") {
+    std::signal(SIGPIPE, SIG_DFL);
+    std::raise(SIGPIPE);
+  }
+  if (getenv("RANK") && std::string(getenv("RANK")) == "1") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::_Exit(17);
+  }
+}
+
+TEST(Distributed, ARankKilledByABrokenPipeIsNotTheCause) {
+  NEED_GLOO();
+  testing::internal::CaptureStderr();
+  int code = spawnWorkers(2, "RankZeroDiesOfABrokenPipe", 30, /*quiet=*/true);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 17) << err;
   EXPECT_NE(err.find("rank 1 failed first (exit code 17)"), std::string::npos) << err;
 }
 
