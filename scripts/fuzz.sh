@@ -4,7 +4,7 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: host_ir_parser scalar_parser verify
 #        machine_json timeline_json; all by default). FUZZ_JOBS=N runs N workers per target
 # at once; FUZZ_BUILD_DIR=DIR uses another build directory configured with -DBRAID_FUZZ=ON
-# (scripts/test-all.sh passes build-asan); FUZZ_NO_BUILD=1 uses the binaries already there.
+# (build-fuzz by default); FUZZ_NO_BUILD=1 uses the binaries already there.
 # A crash, hang, leak or broken round trip stops that target, leaves the input under
 # DIR/artifacts/TARGET/ and makes the script exit 1 (docs/FUZZING.md says what to do).
 set -euo pipefail
@@ -20,6 +20,7 @@ if [[ -z ${FUZZ_NO_BUILD:-} ]]; then
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake -S . -B "$out" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
     -DBRAID_FUZZ=ON -DBRAID_BUILD_TESTS=OFF -DBRAID_BUILD_BENCH=OFF -DBRAID_WITH_TORCH=OFF \
     -DBRAID_WITH_Z3=OFF -DBRAID_WITH_GRAPHVIZ=OFF "${launcher[@]}" >/dev/null
   cmake --build "$out" -j2 --target "${targets[@]/#/fuzz_}"
