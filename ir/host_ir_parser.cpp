@@ -993,6 +993,8 @@ class Parser {
 
   bool isOperandStart(const Token& t) const {
     if (t.kind == TokenKind::kNumber) return true;
+    // A scalar operand as the printer writes it: `( i0 - i1 )`, `-3`, `!b`.
+    if (t.is("(") || t.is("-") || t.is("!")) return true;
     if (t.kind != TokenKind::kWord) return false;
     return !t.is("%kernel") && !isHostUnitHeader() && !t.is("END.");
   }

@@ -295,8 +295,12 @@ std::string Scalar::str() const {
   // nvFuser's spelling, unless it would nest deeper than the parser reads (kMaxScalarNesting):
   // then only the parentheses precedence needs, so parse(print(p)) holds for long sums too.
   if (fullDepth(*this) <= kMaxScalarNesting) return fullStr(*this);
+  // The outer parentheses are nvFuser's style, not needed to read it back: left out where they
+  // would nest one level deeper than the parser reads (a chain of 199 negations parsed at the
+  // limit would print one level past it).
   Printed p = minimalPrinted(*this);
-  return p.level == kAtomLevel ? std::move(p.text) : "( " + p.text + " )";
+  if (p.level == kAtomLevel || p.depth + 1 > kMaxScalarNesting) return std::move(p.text);
+  return "( " + p.text + " )";
 }
 
 std::string Scalar::extentStr() const {
