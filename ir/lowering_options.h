@@ -37,7 +37,7 @@ enum class StreamIndexing {
 // How a DID -> Stream resharding (allgather feeding a stream-parallel consumer) is lowered.
 enum class PipelineKind {
   kCollective,  // one collective per iteration (Allgather / Broadcast with root = i)
-  kP2P,         // IF i == rank: local copy ELSE: coalesced recv/send with peer i
+  kP2P,         // shard (i + rank) % D: our own read in place, the others by coalesced recv/send
 };
 
 struct LoweringOptions {

@@ -100,6 +100,17 @@ void applyInsertions(std::map<Scope*, std::map<const Stmt*, Insertions>>& plan) 
   }
 }
 
+// `first`, or the StartCoalescing of the group that statement `first` sits in: an allocation is
+// host work that goes before the group, not between its sends and receives (a receive buffer used
+// only by the group and what follows, as the P2P pipeline's chunk in its ELSE branch).
+size_t outsideCoalescing(const Scope& scope, size_t first) {
+  for (size_t i = first; i-- > 0;) {
+    if (scope[i]->is<EndCoalescing>()) return first;
+    if (scope[i]->is<StartCoalescing>()) return i;
+  }
+  return first;
+}
+
 Scalar localElements(const TensorView* tv) {
   Scalar n(1);
   for (const IterDomain* id : tv->logical()) {
@@ -156,6 +167,7 @@ class AllocateAndDeallocate : public Pass {
         first = std::min(first, q[depth].second);
         last = std::max(last, q[depth].second);
       }
+      first = outsideCoalescing(*scope, first);
       // Deallocate after the last use (never an output), Allocate before the first.
       std::map<const Stmt*, Insertions>& around = plan[scope];
       if (ctx.options.deallocate && !outputs.count(b)) {

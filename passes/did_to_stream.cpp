@@ -32,8 +32,9 @@ Scalar p2pChunkIndex(const Scalar& idx, const CommunicationInfo& info) {
   return Scalar::binary(ScalarOp::kMod, Scalar::binary(ScalarOp::kAdd, idx, Scalar::symbol(kDeviceIdxX)), Scalar(d));
 }
 
-void lowerDidToStream(LoweringContext& ctx, StreamViews& views, Scope& body, const Scalar& idx, const Expr& e,
-                      const Expr& fe, const CommunicationInfo& info, TensorView* out) {
+std::optional<OwnShardCopy> lowerDidToStream(LoweringContext& ctx, StreamViews& views, Scope& body, const Scalar& idx,
+                                             const Expr& e, const Expr& fe, const CommunicationInfo& info,
+                                             TensorView* out) {
   const std::string what = "DID -> Stream set " + tvLabel(fe.output(0));
   TensorView* in = e.input(0);
   const int pa = ctx.origin.at(in).positionOf(*info.producerPath);
@@ -68,11 +69,12 @@ void lowerDidToStream(LoweringContext& ctx, StreamViews& views, Scope& body, con
       into.push_back(std::move(w));
       if (recv_buf != out) into.push_back(copyOp(ctx, recv_buf, out, fe));
     });
-    return;
+    return std::nullopt;
   }
-  // P2P: shard j = (i + rank) % D; j == rank copies locally, otherwise receive shard j from its
-  // owner and send our shard to (rank - i + D) % D, which handles our shard in this same
-  // iteration: sends and receives pair within one iteration on every rank.
+  // P2P: shard j = (i + rank) % D; j == rank copies locally (forward-own-shard then reads the
+  // shard in place where it can), otherwise receive shard j from its owner and send our shard to
+  // (rank - i + D) % D, which handles our shard in this same iteration: sends and receives pair
+  // within one iteration on every rank.
   if (info.teams.size() != 1 || info.team.front() != 0 || deviceAt(info.team, Scalar(1), "p2p") != Scalar(1))
     throw NotLowerableError(what + ": the P2P pipeline needs the 1D mesh {0 .. D-1}");
   const int64_t d = static_cast<int64_t>(info.team.size());
@@ -103,7 +105,10 @@ void lowerDidToStream(LoweringContext& ctx, StreamViews& views, Scope& body, con
   branch->elseBody.push_back(std::move(end));
   branch->elseBody.push_back(std::move(w));
   if (recv_buf != out) branch->elseBody.push_back(copyOp(ctx, recv_buf, out, fe));
+  std::optional<OwnShardCopy> copy;
+  if (send_buf == local && recv_buf == out) copy = OwnShardCopy{branch.get(), local, out};
   body.push_back(std::move(branch));
+  return copy;
 }
 
 void lowerStreamToDid(LoweringContext& ctx, StreamViews& views, Scope& body, const Expr& e, const Expr& fe,

@@ -45,6 +45,15 @@ struct AxisOrigin {
   int positionOf(const AxisPath& path) const;
 };
 
+// The P2P pipeline's copy of this rank's own shard into the chunk it works on
+// (`IF Manual ( j == deviceIdx.x ): chunk = Set( own )`, did_to_stream.h), which forward-own-shard
+// removes by reading `own` in place.
+struct OwnShardCopy {
+  IfThenElse* branch = nullptr;  // its THEN body is the Set
+  TensorView* own = nullptr;     // this rank's shard, a view of the input
+  TensorView* chunk = nullptr;   // the iteration's chunk, a buffer of its own iteration
+};
+
 struct LoweringContext {
   LoweringContext(Fusion& f, LoweringOptions o, int64_t d) : fusion(f), options(std::move(o)), devices(d) {}
 
@@ -83,6 +92,8 @@ struct LoweringContext {
   // Stream loops that only post communications ahead of the stream loop right after them
   // (--prefetch): assign-streams gives their iteration i a stream of its own.
   std::set<const ForLoop*> prefetchLoops;
+  // Own-shard copies whose chunk is a per-iteration buffer without staging (stream lowering).
+  std::vector<OwnShardCopy> ownShardCopies;
   std::vector<std::string> notes;                        // choices a pass made, for --dump-passes
   int nextCommunicationId = 0;
   int nextLoopIndex = 0;
@@ -108,6 +119,7 @@ std::unique_ptr<Pass> makeSegmentationPass();
 std::unique_ptr<Pass> makeClassifyCommunicationsPass();
 std::unique_ptr<Pass> makeHostLoweringPass();
 std::unique_ptr<Pass> makeStreamLoweringPass();
+std::unique_ptr<Pass> makeForwardOwnShardPass();
 std::unique_ptr<Pass> makeLowerCommunicationsPass();
 std::unique_ptr<Pass> makeAllocateAndDeallocatePass();
 std::unique_ptr<Pass> makeAssignStreamsPass();

@@ -56,6 +56,7 @@ std::vector<std::unique_ptr<Pass>> standardPasses() {
   v.push_back(makeClassifyCommunicationsPass());
   v.push_back(makeHostLoweringPass());
   v.push_back(makeStreamLoweringPass());
+  v.push_back(makeForwardOwnShardPass());
   v.push_back(makeLowerCommunicationsPass());
   v.push_back(makeAllocateAndDeallocatePass());
   v.push_back(makeAssignStreamsPass());

@@ -223,7 +223,10 @@ class LoopBuilder {
     if (comm != ctx_.communications.end() && comm->second.didToStream) {
       auto [out, dropped] = output(e.output(0));
       (void)dropped;
-      lowerDidToStream(ctx_, views_, body_, idx_, e, *fe, comm->second, out);
+      auto copy = lowerDidToStream(ctx_, views_, body_, idx_, e, *fe, comm->second, out);
+      // Only a chunk of its own iteration may be skipped: a tensor kept in full (an output, one
+      // read after the loop, a prefetched one) must hold every shard, ours included.
+      if (copy && per_iteration_.count(ctx_.origin.at(e.output(0)).fusionTv)) ctx_.ownShardCopies.push_back(*copy);
       return;
     }
     if (comm != ctx_.communications.end() && comm->second.streamToDid) {

@@ -176,8 +176,9 @@ TEST(CommunicationLoweringTest, DidToStreamCollectiveBroadcastsFromTheSliceOwner
   EXPECT_EQ(roundTrip(p), "");
 }
 
-TEST(CommunicationLoweringTest, DidToStreamP2PPairsWithinOneIteration) {
-  Fusion f;
+// a2 = set(a) turns a's device axis into a Stream axis (D chunks), c = matmul(a2, w): the DID ->
+// Stream pipeline of ag_matmul --pipeline p2p. With `keep_gathered`, a2 is an output too.
+void p2pAgMatmul(Fusion& f, bool keep_gathered = false) {
   TensorView* a = meshed(f.makeTensor({4, 8, 2}));
   TensorView* w = meshed(f.makeTensor({2, 6}));
   a->parallelize(0, ParallelType::kDIDx);
@@ -188,12 +189,20 @@ TEST(CommunicationLoweringTest, DidToStreamP2PPairsWithinOneIteration) {
   TensorView* c = meshed(matmul(a2, w));
   c->parallelize(0, ParallelType::kStream);
   f.addOutput(c);
-  LoweringOptions o = protocolB();
+  if (keep_gathered) f.addOutput(a2);
+}
+
+LoweringOptions withP2P(LoweringOptions o) {
   o.pipeline = PipelineKind::kP2P;
-  HostProgram p = lower(f, o, 4);
+  return o;
+}
+
+TEST(CommunicationLoweringTest, DidToStreamP2PPairsWithinOneIteration) {
+  Fusion f;
+  p2pAgMatmul(f);
+  HostProgram p = lower(f, withP2P(protocolB()), 4);
   auto ifs = findAll<IfThenElse>(p.body());
   ASSERT_EQ(ifs.size(), 1u);
-  EXPECT_EQ(countKind(ifs[0]->thenBody, StmtKind::kHostOp), 1);
   auto p2p = findAll<P2PCommunication>(ifs[0]->elseBody);
   ASSERT_EQ(p2p.size(), 2u);
   EXPECT_EQ(p2p[0]->type, P2PType::kRecv);
@@ -209,6 +218,64 @@ TEST(CommunicationLoweringTest, DidToStreamP2PPairsWithinOneIteration) {
       Bindings peer{{i, it}, {"deviceIdx.x", to}};
       EXPECT_EQ(p2p[0]->peer.evaluate(peer), r);
     }
+  EXPECT_EQ(roundTrip(p), "");
+}
+
+// The own shard is read where it lies (forward-own-shard): the THEN branch runs the matmul on the
+// input's view that the ELSE branch sends, with no copy and no chunk buffer; the ELSE branch
+// allocates the chunk, receives into it, runs the same matmul on it and frees it.
+TEST(CommunicationLoweringTest, DidToStreamP2PReadsTheOwnShardInPlace) {
+  for (LoweringOptions o : {protocolA(), protocolB()}) {
+    Fusion f;
+    p2pAgMatmul(f);
+    HostProgram p = lower(f, withP2P(o), 4);
+    EXPECT_EQ(ownShardCopies(p), 0) << print(p);
+    auto ifs = findAll<IfThenElse>(p.body());
+    ASSERT_EQ(ifs.size(), 1u);
+    const Scope& then_body = ifs[0]->thenBody;
+    const Scope& else_body = ifs[0]->elseBody;
+    auto sends = findAll<P2PCommunication>(else_body);
+    ASSERT_EQ(sends.size(), 2u);
+    const TensorView* own = sends[1]->buffer;
+    const TensorView* chunk = sends[0]->buffer;
+    auto matmuls = [](const Scope& sc) {
+      std::vector<const Expr*> v;
+      for (const HostOp* h : findAll<HostOp>(sc))
+        if (h->op->type() == OpType::kMatmul) v.push_back(h->op);
+      return v;
+    };
+    ASSERT_EQ(matmuls(then_body).size(), 1u) << print(p);
+    EXPECT_EQ(matmuls(then_body)[0]->input(0), own);
+    EXPECT_EQ(countKind(then_body, StmtKind::kAllocate), 0);
+    EXPECT_EQ(countKind(then_body, StmtKind::kDeallocate), 0);
+    ASSERT_EQ(matmuls(else_body).size(), 1u);
+    EXPECT_EQ(matmuls(else_body)[0]->input(0), chunk);
+    ASSERT_EQ(findAll<Allocate>(else_body).size(), 1u);
+    EXPECT_EQ(findAll<Allocate>(else_body)[0]->tv, chunk);
+    ASSERT_EQ(findAll<Deallocate>(else_body).size(), 1u);
+    EXPECT_EQ(findAll<Deallocate>(else_body)[0]->tv, chunk);
+    // Nothing of the iteration is left after the branch but the join.
+    for (const ForLoop* loop : findAll<ForLoop>(p.body())) {
+      bool after = false;
+      for (const StmtPtr& s : loop->body) {
+        if (after) EXPECT_TRUE(s->is<SetCurrentStream>() || s->is<Synchronize>()) << stmtKindName(s->kind());
+        after = after || s.get() == ifs[0];
+      }
+    }
+    EXPECT_EQ(roundTrip(p), "");
+  }
+}
+
+// Where the gathered tensor is kept in full (an output here; a prefetched chunk is the other case,
+// tests/passes/golden_test.cpp), its buffer must hold every shard: the own one is copied in.
+TEST(CommunicationLoweringTest, DidToStreamP2PCopiesTheOwnShardIntoAGatheredOutput) {
+  Fusion f;
+  p2pAgMatmul(f, true);
+  HostProgram p = lower(f, withP2P(protocolA()), 4);
+  EXPECT_EQ(ownShardCopies(p), 1) << print(p);
+  auto ifs = findAll<IfThenElse>(p.body());
+  ASSERT_EQ(ifs.size(), 1u);
+  EXPECT_EQ(countKind(ifs[0]->thenBody, StmtKind::kHostOp), 1);
   EXPECT_EQ(roundTrip(p), "");
 }
 

@@ -123,5 +123,22 @@ TEST(CatalogTest, EveryWorkloadLowersForOneToEightDevicesAndStreams) {
         }
 }
 
+// ag_matmul --pipeline p2p reads its own shard in place (forward-own-shard): no copy of the input
+// for any rank count, pool or protocol. With --prefetch the received chunks are kept in full for
+// the compute loop, so the own one is copied in there: exactly one copy.
+TEST(P2PPipelineTest, AgMatmulReadsItsOwnShardInPlace) {
+  for (int64_t d = 1; d <= 4; ++d)
+    for (int64_t pool : {1, 2})
+      for (const char* cfg : {"p2p_A", "p2p_B", "p2p_C", "p2p_prefetch_A", "p2p_prefetch_B"}) {
+        GoldenCase c{"ag_matmul", cfg, d, pool, 16 * d};
+        WorkloadParams p = paramsFor(c);
+        Workload w = makeWorkload(c.workload, p);
+        HostProgram prog = lower(*w.fusion, p.lowering, d);
+        const bool prefetch = std::string(cfg).find("prefetch") != std::string::npos;
+        EXPECT_EQ(testing_util::ownShardCopies(prog), prefetch ? 1 : 0)
+            << "D=" << d << " pool=" << pool << " " << cfg << "\n" << print(prog);
+      }
+}
+
 }  // namespace
 }  // namespace braid

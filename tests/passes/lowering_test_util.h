@@ -1,8 +1,10 @@
 // Helpers of the lowering tests: small fusions, top-level shape of a program, finding statements.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,6 +36,22 @@ std::vector<const T*> findAll(const Scope& scope) {
     if (s.is<T>()) v.push_back(s.as<T>());
   });
   return v;
+}
+
+// The Sets of `p` that copy a view of a program input into a buffer: the P2P pipeline's copy of
+// this rank's own shard, which forward-own-shard removes where the chunk is read in place.
+inline int ownShardCopies(const HostProgram& p) {
+  std::set<const TensorView*> input_views;
+  forEachStmt(p.body(), [&](const Stmt& s, int) {
+    if (s.is<AliasSelect>() && std::count(p.inputs().begin(), p.inputs().end(), s.as<AliasSelect>()->in))
+      input_views.insert(s.as<AliasSelect>()->out);
+  });
+  int n = 0;
+  forEachStmt(p.body(), [&](const Stmt& s, int) {
+    const Expr* e = s.is<HostOp>() ? s.as<HostOp>()->op : nullptr;
+    if (e && e->type() == OpType::kSet && input_views.count(e->input(0))) ++n;
+  });
+  return n;
 }
 
 // The smallest stream-parallel fusion, nvFuser's SingleSetOp: tv1 = set(tv0) over [4, 8] with the

@@ -169,6 +169,29 @@ std::vector<PassCase> cases() {
                  f.addOutput(relu(x));
                },
                2, protocolB(2), true});
+  // ---- forward-own-shard ----
+  // ag_matmul's P2P pipeline, small: A [DIDx(2), 4, 3] gathered chunk by chunk (a2 = set(A),
+  // Stream where A has DIDx), C = matmul(a2, B).
+  auto p2pAgMatmul = [](bool keep_gathered) {
+    return [keep_gathered](Fusion& f) {
+      TensorView* a = meshedInput(f, {8, 3});
+      TensorView* b = meshedInput(f, {3, 5});
+      a->outerSplit(0, 2)->parallelize(0, ParallelType::kDIDx);
+      TensorView* a2 = set(a);
+      a2->setDeviceMesh(kMesh2);
+      a2->outerSplit(0, 2)->parallelize(0, ParallelType::kStream);
+      TensorView* c = matmul(a2, b);
+      c->setDeviceMesh(kMesh2);
+      c->outerSplit(0, 2)->parallelize(0, ParallelType::kStream);
+      f.addOutput(c);
+      if (keep_gathered) f.addOutput(a2);
+    };
+  };
+  LoweringOptions p2p = protocolB(2);
+  p2p.pipeline = PipelineKind::kP2P;
+  v.push_back({"forward_own_shard_reads_in_place", "forward-own-shard", p2pAgMatmul(false), 2, p2p});
+  // The gathered tensor is an output: its buffer must hold our shard too, so the copy stays.
+  v.push_back({"forward_own_shard_gathered_output_keeps_copy", "forward-own-shard", p2pAgMatmul(true), 2, p2p, true});
   // ---- lower-communications ----
   // An Allreduce along DIDx on a [2, 2] mesh: within each row, one IF per team.
   v.push_back({"communications_row_teams", "lower-communications",

@@ -23,9 +23,9 @@ TEST(PassManagerTest, DumpsAfterEveryPass) {
   cfg.dumpPasses = true;
   cfg.dumpStream = &dump;
   lower(f, protocolA(), 1, cfg);
-  for (const char* pass : {"propagate-sharding", "decompose-reshardings", "finalize-allocation", "segmentation", "classify-communications",
-                           "host-lowering", "stream-lowering", "lower-communications", "allocate-and-deallocate",
-                           "assign-streams"})
+  for (const char* pass : {"propagate-sharding", "decompose-reshardings", "finalize-allocation", "segmentation",
+                           "classify-communications", "host-lowering", "stream-lowering", "forward-own-shard",
+                           "lower-communications", "allocate-and-deallocate", "assign-streams"})
     EXPECT_THAT(dump.str(), HasSubstr(std::string("after pass ") + pass));
   EXPECT_THAT(dump.str(), HasSubstr("%HostIrContainer"));
 }
