@@ -236,9 +236,16 @@ inline bool wrongSlice(HostProgram& p, size_t k, const Config& c, SourceLoc* tou
   return false;
 }
 
+// The P2P pipeline reads its own shard in place (forward-own-shard): only iterations 1 .. D-1 use
+// the ring, and with D <= numberOfStreams = P they take distinct slots of a ring of P - 1 too
+// (i % (P - 1) for i in 1 .. P - 1), so a ring one slot smaller is still correct.
+inline bool p2pRingHasASpareSlot(const Config& c) {
+  return c.pipeline == PipelineKind::kP2P && c.devices <= c.numberOfStreams();
+}
+
 // A ring of numberOfStreams slots used as a ring of numberOfStreams - 1.
 inline bool shrinkRing(HostProgram& p, size_t k, const Config& c, SourceLoc* touched = nullptr) {
-  if (k > 0 || c.streams < 2 || ringSlotsAreSerialized(c)) return false;
+  if (k > 0 || c.streams < 2 || ringSlotsAreSerialized(c) || p2pRingHasASpareSlot(c)) return false;
   for (const Pos& pos : positions(p)) {
     if (!at(pos)->is<AliasSelect>()) continue;
     auto* a = at(pos)->as<AliasSelect>();

@@ -212,5 +212,31 @@ TEST(Mutants, RingShrinkIsExercised) {
   EXPECT_TRUE(r.has(FindingKind::kRace)) << formatReport(r);
 }
 
+// The P2P pipeline reads its own shard in place, so on D ranks only D - 1 iterations receive into
+// the ring: with D <= numberOfStreams a ring one slot smaller is still correct, and the verifier
+// must not call it a race; with more ranks than streams two receiving iterations on different
+// streams share a slot of the smaller ring, a race.
+TEST(Mutants, P2PRingNeedsASlotPerReceivingIteration) {
+  Config spare{2, 2, StreamProtocol::kSeparateSyncLoop, StreamIndexing::kModulo, PipelineKind::kP2P, true};
+  ASSERT_TRUE(p2pRingHasASpareSlot(spare));
+  auto p = lowerWorkload("ag_matmul", spare);
+  ASSERT_TRUE(p);
+  HostProgram smaller = parseHostProgram(print(*p), "ag_matmul.hir");
+  Config asCollective = spare;
+  asCollective.pipeline = PipelineKind::kCollective;  // shrinkRing skips what is no mutant
+  ASSERT_TRUE(shrinkRing(smaller, 0, asCollective)) << print(*p);
+  VerifyResult ok = check(smaller, spare);
+  EXPECT_TRUE(ok.ok()) << formatReport(ok);
+
+  Config tight{3, 2, StreamProtocol::kSeparateSyncLoop, StreamIndexing::kModulo, PipelineKind::kP2P, true};
+  ASSERT_FALSE(p2pRingHasASpareSlot(tight));
+  auto q = lowerWorkload("ag_matmul", tight);
+  ASSERT_TRUE(q);
+  HostProgram mutant = parseHostProgram(print(*q), "ag_matmul.hir");
+  ASSERT_TRUE(shrinkRing(mutant, 0, tight)) << print(*q);
+  VerifyResult r = check(mutant, tight);
+  EXPECT_TRUE(r.has(FindingKind::kRace)) << formatReport(r);
+}
+
 }  // namespace
 }  // namespace braid::verify
