@@ -1031,11 +1031,16 @@ class Parser {
     const Token& first = ts_.peek();
     if (first.kind != TokenKind::kEnd && !first.firstOnLine)
       ts_.failExpected("a new line after '%kernel {'");
+    // The kernel's indentation is that of the line `%kernel` sits on, which is its own column
+    // unless a blank the printer never writes (a vertical tab, a form feed) put it after the
+    // HostUnit header: measured from there, the kernel's own continuation indentation would be
+    // stripped and the printed text would no longer parse.
+    const int indent = ts_.lineStart(kernel).col;
     std::vector<const Token*> open;
     while (true) {
       const Token& t = ts_.peek();
       if (t.kind == TokenKind::kEnd) unterminatedKernel(kernel);
-      if (t.is("}") && t.firstOnLine && t.col <= kernel.col && open.empty()) break;
+      if (t.is("}") && t.firstOnLine && t.col <= indent && open.empty()) break;
       if (t.is("(") || t.is("[") || t.is("{")) open.push_back(&t);
       if (t.is(")") || t.is("]") || t.is("}")) {
         const char* want = t.is(")") ? "(" : t.is("]") ? "[" : "{";
@@ -1051,7 +1056,7 @@ class Parser {
     size_t end = lineStart(src, close.offset);
     std::string text;
     size_t pos = begin;
-    const size_t base = static_cast<size_t>(kernel.col - 1);
+    const size_t base = static_cast<size_t>(indent - 1);
     while (pos < end) {
       size_t nl = src.find('\n', pos);
       if (nl == std::string_view::npos || nl > end) nl = end;
