@@ -63,6 +63,9 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   sub.add_flag("--prefetch", f.prefetch,
                "post the communications of a stream loop whose inputs the loop does not compute in a loop of "
                "their own, ahead of the compute (docs/LOWERING.md, Schedules)");
+  sub.add_flag("--copy-own-shard", f.copyOwnShard,
+               "--pipeline p2p: copy this rank's own shard into its chunk instead of reading it in place "
+               "(docs/LOWERING.md, pass forward-own-shard)");
 }
 
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
@@ -104,6 +107,7 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   if (f.noDealloc) p.lowering.deallocate = false;
   if (f.deferWaits) p.lowering.deferWaits = true;
   if (f.prefetch) p.lowering.prefetch = true;
+  if (f.copyOwnShard) p.lowering.copyOwnShard = true;
   return p;
 }
 

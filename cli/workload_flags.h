@@ -29,10 +29,11 @@ struct WorkloadFlags {
   bool noDealloc = false;
   bool deferWaits = false;
   bool prefetch = false;
+  bool copyOwnShard = false;
 };
 
 // Adds --devices --streams --pool --m --k --n --tp --dtype --protocol --indexing --pipeline --ring
-// --no-dealloc --defer-waits --prefetch to `sub`; `defaults` is only shown in the help text.
+// --no-dealloc --defer-waits --prefetch --copy-own-shard to `sub`; `defaults` is only shown in the help text.
 void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams& defaults);
 
 // `base` with every flag that was given applied; throws Error for a bad dtype, protocol,

@@ -61,6 +61,9 @@ struct LoweringOptions {
   // AG + GEMM, a DID -> Stream pipeline) move to a loop of their own before the compute loop;
   // iteration i posts from its own stream, which the compute loop's iteration i waits on.
   bool prefetch = false;
+  // The P2P pipeline copies this rank's own shard into its chunk instead of reading it in place
+  // (pass forward-own-shard): the earlier lowering, kept to measure what reading in place buys.
+  bool copyOwnShard = false;
 };
 
 const char* streamProtocolName(StreamProtocol p);  // "A" / "B" / "C"

@@ -127,6 +127,10 @@ class ForwardOwnShard : public Pass {
   std::string name() const override { return "forward-own-shard"; }
   bool run(LoweringContext& ctx) override {
     bool changed = false;
+    if (ctx.options.copyOwnShard) {
+      if (!ctx.ownShardCopies.empty()) ctx.notes.push_back("own shards copied (--copy-own-shard)");
+      return false;
+    }
     for (const OwnShardCopy& copy : ctx.ownShardCopies) {
       auto where = locate(ctx.program.body(), copy.branch);
       if (!where) continue;

@@ -17,7 +17,8 @@ namespace {
 
 struct GoldenCase {
   std::string workload;
-  // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B; schedules: defer_A, prefetch_A, p2p_prefetch_A
+  // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B; schedules: defer_A, prefetch_A, p2p_prefetch_A;
+  // p2p_copy_A: the own shard copied (--copy-own-shard)
   // (docs/LOWERING.md, "Schedules").
   std::string config;
   int64_t devices = 2;
@@ -57,6 +58,7 @@ WorkloadParams paramsFor(const GoldenCase& c) {
   o.ringBuffers = cfg.rfind("ring", 0) == 0;
   o.deferWaits = cfg.find("defer") != std::string::npos;
   o.prefetch = cfg.find("prefetch") != std::string::npos;
+  o.copyOwnShard = cfg.find("copy") != std::string::npos;
   o.streams = c.streams;
   return p;
 }
@@ -73,6 +75,7 @@ std::vector<GoldenCase> goldenCases() {
   for (const char* w : {"ag_matmul", "ag_linear_bias"}) v.push_back({w, "prefetch_A"});
   v.push_back({"ag_matmul", "prefetch_B"});
   v.push_back({"ag_matmul", "p2p_prefetch_A"});
+  v.push_back({"ag_matmul", "p2p_copy_A"});
   // A 2D mesh [2, 2]: Allreduces within each row, Allgathers within each column, one IF per team.
   for (const char* cfg : {"A", "B"}) v.push_back({"tp_dp_mlp", cfg, 4, 2});
   v.push_back({"allgather_2d", "B", 4, 2});
@@ -137,6 +140,10 @@ TEST(P2PPipelineTest, AgMatmulReadsItsOwnShardInPlace) {
         const bool prefetch = std::string(cfg).find("prefetch") != std::string::npos;
         EXPECT_EQ(testing_util::ownShardCopies(prog), prefetch ? 1 : 0)
             << "D=" << d << " pool=" << pool << " " << cfg << "\n" << print(prog);
+        // --copy-own-shard keeps the copy: one per program (iteration 0's THEN branch).
+        p.lowering.copyOwnShard = true;
+        HostProgram copied = lower(*w.fusion, p.lowering, d);
+        EXPECT_EQ(testing_util::ownShardCopies(copied), 1) << "D=" << d << " pool=" << pool << " " << cfg << " --copy-own-shard";
       }
 }
 
