@@ -50,7 +50,7 @@ sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus
 
 
 // Workload flags and the keys a sweep may set for a workload.
-static const std::vector<std::string> kWorkloadKeys = {"streams", "pool", "defer-waits", "prefetch", "copy-own-shard", "protocol", "indexing", "pipeline", "m", "k", "n",
+static const std::vector<std::string> kWorkloadKeys = {"streams", "pool", "defer-waits", "prefetch", "own-shard", "protocol", "indexing", "pipeline", "m", "k", "n",
                                                 "devices", "ranks", "dtype"};
 
 static int64_t parseCount(const std::string& key, const std::string& v) {
@@ -76,9 +76,11 @@ void applySetting(SimArgs& a, const std::string& key, const std::string& v, bool
     f.streams = parseCount(key, v);
   } else if (key == "pool") {
     f.pool = parseCount(key, v);
-  } else if (workload && (key == "defer-waits" || key == "prefetch" || key == "copy-own-shard")) {
+  } else if (workload && (key == "defer-waits" || key == "prefetch")) {
     if (v != "on" && v != "off") throw Error(key + ": '" + v + "' must be on or off");
-    (key == "prefetch" ? f.prefetch : key == "defer-waits" ? f.deferWaits : f.copyOwnShard) = v == "on";
+    (key == "prefetch" ? f.prefetch : f.deferWaits) = v == "on";
+  } else if (workload && key == "own-shard") {
+    f.ownShard = v;
   } else if (key == "ranks" || key == "devices") {
     a.ranks = parseCount(key, v);
     if (workload) f.devices = a.ranks;
@@ -134,7 +136,7 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   out.name = a.target + " (lowered: devices " + std::to_string(w.params.devices) + ", streams " +
              std::to_string(w.params.streams) + (w.params.pool > 0 ? ", pool " + std::to_string(w.params.pool) : "") +
              (w.params.lowering.deferWaits ? ", deferred waits" : "") + (w.params.lowering.prefetch ? ", prefetch" : "") +
-             (w.params.lowering.copyOwnShard ? ", own shard copied" : "") +
+             (w.params.lowering.ownShardInPlace ? ", own shard in place" : "") +
              ", m " + std::to_string(w.params.m) + ", k " +
              std::to_string(w.params.k) + ", n " + std::to_string(w.params.n) + ", " +
              std::string(dataTypeName(w.params.dtype)) + ", protocol " +

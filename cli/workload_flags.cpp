@@ -63,9 +63,9 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   sub.add_flag("--prefetch", f.prefetch,
                "post the communications of a stream loop whose inputs the loop does not compute in a loop of "
                "their own, ahead of the compute (docs/LOWERING.md, Schedules)");
-  sub.add_flag("--copy-own-shard", f.copyOwnShard,
-               "--pipeline p2p: copy this rank's own shard into its chunk instead of reading it in place "
-               "(docs/LOWERING.md, pass forward-own-shard)");
+  sub.add_option("--own-shard", f.ownShard,
+                 "--pipeline p2p: copy (default) this rank's own shard into its chunk, or read it in-place "
+                 "(docs/LOWERING.md, pass forward-own-shard)");
 }
 
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
@@ -107,7 +107,11 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
   if (f.noDealloc) p.lowering.deallocate = false;
   if (f.deferWaits) p.lowering.deferWaits = true;
   if (f.prefetch) p.lowering.prefetch = true;
-  if (f.copyOwnShard) p.lowering.copyOwnShard = true;
+  if (!f.ownShard.empty()) {
+    if (f.ownShard == "copy") p.lowering.ownShardInPlace = false;
+    else if (f.ownShard == "in-place") p.lowering.ownShardInPlace = true;
+    else throw Error("--own-shard must be copy or in-place, got '" + f.ownShard + "'");
+  }
   return p;
 }
 

@@ -37,7 +37,7 @@ enum class StreamIndexing {
 // How a DID -> Stream resharding (allgather feeding a stream-parallel consumer) is lowered.
 enum class PipelineKind {
   kCollective,  // one collective per iteration (Allgather / Broadcast with root = i)
-  kP2P,         // shard (i + rank) % D: our own read in place, the others by coalesced recv/send
+  kP2P,         // shard (i + rank) % D: our own copied (or read in place), the others by coalesced recv/send
 };
 
 struct LoweringOptions {
@@ -61,9 +61,10 @@ struct LoweringOptions {
   // AG + GEMM, a DID -> Stream pipeline) move to a loop of their own before the compute loop;
   // iteration i posts from its own stream, which the compute loop's iteration i waits on.
   bool prefetch = false;
-  // The P2P pipeline copies this rank's own shard into its chunk instead of reading it in place
-  // (pass forward-own-shard): the earlier lowering, kept to measure what reading in place buys.
-  bool copyOwnShard = false;
+  // The P2P pipeline reads this rank's own shard in place instead of copying it into its chunk
+  // (pass forward-own-shard). Off by default: on two H200s it made the pipeline slower unless its
+  // communications are prefetched (docs/LOWERING.md, "the own shard").
+  bool ownShardInPlace = false;
 };
 
 const char* streamProtocolName(StreamProtocol p);  // "A" / "B" / "C"

@@ -71,8 +71,8 @@ std::optional<OwnShardCopy> lowerDidToStream(LoweringContext& ctx, StreamViews& 
     });
     return std::nullopt;
   }
-  // P2P: shard j = (i + rank) % D; j == rank copies locally (forward-own-shard then reads the
-  // shard in place where it can), otherwise receive shard j from its owner and send our shard to
+  // P2P: shard j = (i + rank) % D; j == rank copies locally (forward-own-shard reads the
+  // shard in place instead under --own-shard in-place), otherwise receive shard j from its owner and send our shard to
   // (rank - i + D) % D, which handles our shard in this same iteration: sends and receives pair
   // within one iteration on every rank.
   if (info.teams.size() != 1 || info.team.front() != 0 || deviceAt(info.team, Scalar(1), "p2p") != Scalar(1))

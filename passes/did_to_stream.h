@@ -3,8 +3,8 @@
 // DID -> Stream (`A2 = set(A)` where A's device axis becomes A2's Stream axis): iteration i
 // brings device i's shard to every rank of the team, either as a Broadcast rooted at the shard's
 // owner (`--pipeline collective`) or as the P2P ring of docs/WORKLOADS.md (`--pipeline p2p`:
-// rank r handles shard (i + r) % D, copying its own, which forward_own_shard.cpp then reads in
-// place where it can, and receiving the others in pairs within one iteration).
+// rank r handles shard (i + r) % D, copying its own, which forward_own_shard.cpp reads in place
+// instead under --own-shard in-place, and receiving the others in pairs within one iteration).
 //
 // Stream -> DID (`C = sum(P)` where P's Stream axis becomes C's device axis, P partial sums):
 // iteration i reduces every rank's chunk i onto rank i, which owns those rows of C: a Reduce

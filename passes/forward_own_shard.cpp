@@ -7,8 +7,12 @@
 //     StartCoalescing / recv chunk / send own / EndCoalescing / Wait
 //   <the rest of the iteration, reading chunk>
 //
-// The copy is pure overhead on the critical path (the first GEMM waits for it): the own shard
-// already sits in this rank's input. This pass reads it in place. The rest of the loop body goes
+// The own shard already sits in this rank's input; with `--own-shard in-place` this pass reads it
+// there. Not the default: the copy looks like overhead on the critical path (the first GEMM waits
+// for it), but it runs beside the transfer of the ELSE branch, and without it iteration 0's GEMM
+// is issued before iteration 1's transfer, takes the SMs first and delays the transfer's kernel:
+// on two H200s the pipeline ran 6-32% slower in place unless its communications are prefetched
+// (docs/PERFORMANCE.md, "The own shard, copied or in place"). The rest of the loop body goes
 // into both branches; the THEN branch, without the Set, reads `own` where the ELSE branch reads
 // `chunk`. The allocation pass then allocates and frees the chunk inside the ELSE branch only.
 // j == rank holds exactly in iteration 0 on every rank (j = (i + rank) % D), so all ranks take the
@@ -127,8 +131,8 @@ class ForwardOwnShard : public Pass {
   std::string name() const override { return "forward-own-shard"; }
   bool run(LoweringContext& ctx) override {
     bool changed = false;
-    if (ctx.options.copyOwnShard) {
-      if (!ctx.ownShardCopies.empty()) ctx.notes.push_back("own shards copied (--copy-own-shard)");
+    if (!ctx.options.ownShardInPlace) {
+      if (!ctx.ownShardCopies.empty()) ctx.notes.push_back("own shards copied (--own-shard copy, the default)");
       return false;
     }
     for (const OwnShardCopy& copy : ctx.ownShardCopies) {

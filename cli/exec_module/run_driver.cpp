@@ -152,7 +152,7 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
        << ", k=" << params.k << ", n=" << params.n << ", protocol " << streamProtocolName(lo.protocol) << ", "
        << indexingName(lo.indexing) << ", " << pipelineKindName(lo.pipeline) << (lo.ringBuffers ? ", ring" : "")
        << (lo.deferWaits ? ", deferred waits" : "") << (lo.prefetch ? ", prefetch" : "")
-       << (lo.copyOwnShard ? ", own shard copied" : "")
+       << (lo.ownShardInPlace ? ", own shard in place" : "")
        << ")";
     p.label = os.str();
   }

@@ -80,15 +80,18 @@ TEST(CliLower, SchedulesPrintTheirGoldenPrograms) {
   // --pool binds numberOfStreams only: the text is the same as without it.
   r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --prefetch --pool 1");
   EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_prefetch_A.hir"));
-  // The p2p pipeline reads its own shard in place; --copy-own-shard gives the earlier lowering.
-  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --pipeline p2p");
+  // The p2p pipeline copies its own shard; --own-shard in-place reads it where it lies.
+  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --pipeline p2p --own-shard copy");
   EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_p2p_A.hir"));
-  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --pipeline p2p --copy-own-shard");
+  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --pipeline p2p --own-shard in-place");
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_p2p_copy_A.hir"));
+  EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_p2p_inplace_A.hir"));
+  r = braid("lower ag_matmul --pipeline p2p --own-shard inplace");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--own-shard must be copy or in-place"));
   for (const char* args : {"ag_matmul --pool 1 --prefetch", "ag_matmul --pool 1 --prefetch --pipeline p2p",
                            "matmul_rs --pool 1 --defer-waits", "matmul_ar --pool 2 --defer-waits --protocol C",
-                           "mlp --pool 1 --defer-waits --prefetch", "ag_matmul --pipeline p2p --copy-own-shard --pool 1"}) {
+                           "mlp --pool 1 --defer-waits --prefetch", "ag_matmul --pipeline p2p --own-shard in-place --pool 1"}) {
     r = braid(std::string("verify ") + args + " --devices 2 --streams 4");
     EXPECT_EQ(r.rc, 0) << args << "\n" << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("no errors")) << args;

@@ -192,8 +192,9 @@ void p2pAgMatmul(Fusion& f, bool keep_gathered = false) {
   if (keep_gathered) f.addOutput(a2);
 }
 
-LoweringOptions withP2P(LoweringOptions o) {
+LoweringOptions withP2P(LoweringOptions o, bool own_shard_in_place = false) {
   o.pipeline = PipelineKind::kP2P;
+  o.ownShardInPlace = own_shard_in_place;
   return o;
 }
 
@@ -203,6 +204,7 @@ TEST(CommunicationLoweringTest, DidToStreamP2PPairsWithinOneIteration) {
   HostProgram p = lower(f, withP2P(protocolB()), 4);
   auto ifs = findAll<IfThenElse>(p.body());
   ASSERT_EQ(ifs.size(), 1u);
+  EXPECT_EQ(countKind(ifs[0]->thenBody, StmtKind::kHostOp), 1);  // the copy of the own shard
   auto p2p = findAll<P2PCommunication>(ifs[0]->elseBody);
   ASSERT_EQ(p2p.size(), 2u);
   EXPECT_EQ(p2p[0]->type, P2PType::kRecv);
@@ -221,14 +223,14 @@ TEST(CommunicationLoweringTest, DidToStreamP2PPairsWithinOneIteration) {
   EXPECT_EQ(roundTrip(p), "");
 }
 
-// The own shard is read where it lies (forward-own-shard): the THEN branch runs the matmul on the
+// With --own-shard in-place the own shard is read where it lies (forward-own-shard): the THEN branch runs the matmul on the
 // input's view that the ELSE branch sends, with no copy and no chunk buffer; the ELSE branch
 // allocates the chunk, receives into it, runs the same matmul on it and frees it.
 TEST(CommunicationLoweringTest, DidToStreamP2PReadsTheOwnShardInPlace) {
   for (LoweringOptions o : {protocolA(), protocolB()}) {
     Fusion f;
     p2pAgMatmul(f);
-    HostProgram p = lower(f, withP2P(o), 4);
+    HostProgram p = lower(f, withP2P(o, true), 4);
     EXPECT_EQ(ownShardCopies(p), 0) << print(p);
     auto ifs = findAll<IfThenElse>(p.body());
     ASSERT_EQ(ifs.size(), 1u);
@@ -267,11 +269,12 @@ TEST(CommunicationLoweringTest, DidToStreamP2PReadsTheOwnShardInPlace) {
 }
 
 // Where the gathered tensor is kept in full (an output here; a prefetched chunk is the other case,
-// tests/passes/golden_test.cpp), its buffer must hold every shard: the own one is copied in.
+// tests/passes/golden_test.cpp), its buffer must hold every shard: the own one is copied in, even
+// with --own-shard in-place.
 TEST(CommunicationLoweringTest, DidToStreamP2PCopiesTheOwnShardIntoAGatheredOutput) {
   Fusion f;
   p2pAgMatmul(f, true);
-  HostProgram p = lower(f, withP2P(protocolA()), 4);
+  HostProgram p = lower(f, withP2P(protocolA(), true), 4);
   EXPECT_EQ(ownShardCopies(p), 1) << print(p);
   auto ifs = findAll<IfThenElse>(p.body());
   ASSERT_EQ(ifs.size(), 1u);

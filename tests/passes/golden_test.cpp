@@ -18,7 +18,7 @@ namespace {
 struct GoldenCase {
   std::string workload;
   // A, B, C, p2p_A, p2p_B, p2p_C, ring_A, ring_B; schedules: defer_A, prefetch_A, p2p_prefetch_A;
-  // p2p_copy_A: the own shard copied (--copy-own-shard)
+  // p2p_inplace_A: the own shard read in place (--own-shard in-place)
   // (docs/LOWERING.md, "Schedules").
   std::string config;
   int64_t devices = 2;
@@ -58,7 +58,7 @@ WorkloadParams paramsFor(const GoldenCase& c) {
   o.ringBuffers = cfg.rfind("ring", 0) == 0;
   o.deferWaits = cfg.find("defer") != std::string::npos;
   o.prefetch = cfg.find("prefetch") != std::string::npos;
-  o.copyOwnShard = cfg.find("copy") != std::string::npos;
+  o.ownShardInPlace = cfg.find("inplace") != std::string::npos;
   o.streams = c.streams;
   return p;
 }
@@ -75,7 +75,7 @@ std::vector<GoldenCase> goldenCases() {
   for (const char* w : {"ag_matmul", "ag_linear_bias"}) v.push_back({w, "prefetch_A"});
   v.push_back({"ag_matmul", "prefetch_B"});
   v.push_back({"ag_matmul", "p2p_prefetch_A"});
-  v.push_back({"ag_matmul", "p2p_copy_A"});
+  v.push_back({"ag_matmul", "p2p_inplace_A"});
   // A 2D mesh [2, 2]: Allreduces within each row, Allgathers within each column, one IF per team.
   for (const char* cfg : {"A", "B"}) v.push_back({"tp_dp_mlp", cfg, 4, 2});
   v.push_back({"allgather_2d", "B", 4, 2});
@@ -126,24 +126,24 @@ TEST(CatalogTest, EveryWorkloadLowersForOneToEightDevicesAndStreams) {
         }
 }
 
-// ag_matmul --pipeline p2p reads its own shard in place (forward-own-shard): no copy of the input
-// for any rank count, pool or protocol. With --prefetch the received chunks are kept in full for
-// the compute loop, so the own one is copied in there: exactly one copy.
-TEST(P2PPipelineTest, AgMatmulReadsItsOwnShardInPlace) {
+// ag_matmul --pipeline p2p copies its own shard into its chunk once (iteration 0's THEN branch);
+// with --own-shard in-place (forward-own-shard) it reads it in place: no copy of the input for any
+// rank count, pool or protocol, except with --prefetch, where the received chunks are kept in full
+// for the compute loop and the own one is copied in there: exactly one copy.
+TEST(P2PPipelineTest, AgMatmulCopiesOrReadsItsOwnShardInPlace) {
   for (int64_t d = 1; d <= 4; ++d)
     for (int64_t pool : {1, 2})
       for (const char* cfg : {"p2p_A", "p2p_B", "p2p_C", "p2p_prefetch_A", "p2p_prefetch_B"}) {
         GoldenCase c{"ag_matmul", cfg, d, pool, 16 * d};
         WorkloadParams p = paramsFor(c);
         Workload w = makeWorkload(c.workload, p);
+        HostProgram copied = lower(*w.fusion, p.lowering, d);
+        EXPECT_EQ(testing_util::ownShardCopies(copied), 1) << "D=" << d << " pool=" << pool << " " << cfg;
+        p.lowering.ownShardInPlace = true;
         HostProgram prog = lower(*w.fusion, p.lowering, d);
         const bool prefetch = std::string(cfg).find("prefetch") != std::string::npos;
         EXPECT_EQ(testing_util::ownShardCopies(prog), prefetch ? 1 : 0)
-            << "D=" << d << " pool=" << pool << " " << cfg << "\n" << print(prog);
-        // --copy-own-shard keeps the copy: one per program (iteration 0's THEN branch).
-        p.lowering.copyOwnShard = true;
-        HostProgram copied = lower(*w.fusion, p.lowering, d);
-        EXPECT_EQ(testing_util::ownShardCopies(copied), 1) << "D=" << d << " pool=" << pool << " " << cfg << " --copy-own-shard";
+            << "D=" << d << " pool=" << pool << " " << cfg << " in place\n" << print(prog);
       }
 }
 

@@ -189,6 +189,7 @@ std::vector<PassCase> cases() {
   };
   LoweringOptions p2p = protocolB(2);
   p2p.pipeline = PipelineKind::kP2P;
+  p2p.ownShardInPlace = true;  // --own-shard in-place
   v.push_back({"forward_own_shard_reads_in_place", "forward-own-shard", p2pAgMatmul(false), 2, p2p});
   // The gathered tensor is an output: its buffer must hold our shard too, so the copy stays.
   v.push_back({"forward_own_shard_gathered_output_keeps_copy", "forward-own-shard", p2pAgMatmul(true), 2, p2p, true});

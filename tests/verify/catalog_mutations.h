@@ -31,6 +31,8 @@ struct Config {
   int64_t pool = 0;
   bool defer = false;
   bool prefetch = false;
+  // --own-shard in-place (the P2P pipeline reads its own shard where it lies).
+  bool ownShardInPlace = false;
   // numberOfStreams the program runs with.
   int64_t numberOfStreams() const { return pool > 0 ? pool : streams; }
 };
@@ -40,7 +42,7 @@ inline std::string configStr(const std::string& name, const Config& c) {
          streamProtocolName(c.protocol) + (c.indexing == StreamIndexing::kRaw ? " raw" : " modulo") + " " +
          pipelineKindName(c.pipeline) + (c.ring ? " ring" : "") +
          (c.pool > 0 ? " pool " + std::to_string(c.pool) : "") + (c.defer ? " defer-waits" : "") +
-         (c.prefetch ? " prefetch" : "");
+         (c.prefetch ? " prefetch" : "") + (c.ownShardInPlace ? " own-shard in-place" : "");
 }
 
 // Lowers `name` for `c` (sizes chosen to divide as every schedule needs); nullopt when the
@@ -59,6 +61,7 @@ inline std::optional<HostProgram> lowerWorkload(const std::string& name, const C
   p.pool = c.pool;
   p.lowering.deferWaits = c.defer;
   p.lowering.prefetch = c.prefetch;
+  p.lowering.ownShardInPlace = c.ownShardInPlace;
   try {
     Workload w = makeWorkload(name, p);
     HostProgram h = lower(*w.fusion, w.params.lowering, w.params.devices);
@@ -236,11 +239,11 @@ inline bool wrongSlice(HostProgram& p, size_t k, const Config& c, SourceLoc* tou
   return false;
 }
 
-// The P2P pipeline reads its own shard in place (forward-own-shard): only iterations 1 .. D-1 use
-// the ring, and with D <= numberOfStreams = P they take distinct slots of a ring of P - 1 too
+// Where the P2P pipeline reads its own shard in place (forward-own-shard): only iterations 1 .. D-1
+// use the ring, and with D <= numberOfStreams = P they take distinct slots of a ring of P - 1 too
 // (i % (P - 1) for i in 1 .. P - 1), so a ring one slot smaller is still correct.
 inline bool p2pRingHasASpareSlot(const Config& c) {
-  return c.pipeline == PipelineKind::kP2P && c.devices <= c.numberOfStreams();
+  return c.pipeline == PipelineKind::kP2P && c.ownShardInPlace && c.devices <= c.numberOfStreams();
 }
 
 // A ring of numberOfStreams slots used as a ring of numberOfStreams - 1.
