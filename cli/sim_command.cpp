@@ -118,6 +118,9 @@ BRAID_REGISTER_COMMAND(Command{
                      "in parallel and rank them")
           ->expected(1, -1);
       sub.add_flag("--no-fold", args->noFold, "simulate every rank even when ranks provably do the same work");
+      sub.add_flag("--graph", args->graph,
+                   "predict a CUDA-graph replay (braid run --graph): no host issue, every operation runs once "
+                   "its dependencies are met");
       sub.add_flag("--print-machine", args->printMachine, "print the machine file of --machine and exit");
       addWorkloadFlags(sub, args->flags, simDefaults());
       auto budget = std::make_shared<BudgetFlags>();

@@ -118,6 +118,7 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   // A file's numberOfStreams: --pool, else --streams, else 4.
   o.semantics.numberOfStreams = f.has(f.pool) ? f.pool : f.has(f.streams) ? f.streams : 4;
   o.fold = !a.noFold;
+  o.graphReplay = a.graph;
   o.recordSmCounters = !a.trace.empty();
   if (parsed) {
     out.program = parsed;

@@ -31,6 +31,7 @@ struct SimArgs {
   std::string draw;  // a picture of the predicted timeline (sim --draw)
   std::vector<std::string> sweep;
   bool noFold = false;
+  bool graph = false;  // predict a CUDA-graph replay (SimOptions::graphReplay)
   bool printMachine = false;
   WorkloadFlags flags;
 };

@@ -32,6 +32,10 @@ struct SimOptions {
   // different times are not folded.
   std::vector<double> rankStartUs;
   bool copyEngines = false;  // communications on the copy engines (SimGraphOptions::copyEngines)
+  // A CUDA-graph replay (`braid run --graph`): the whole program is submitted at once, so no
+  // instruction waits for the host thread: every operation is ready the machine's launch latency
+  // after the start and runs once its dependencies (stream order, events, rendezvous) are met.
+  bool graphReplay = false;
 };
 
 // One rank's figures, all in microseconds from the program's start.

@@ -33,6 +33,22 @@ TEST(SimCli, JsonHasTheDocumentedFields) {
   EXPECT_TRUE(j["deadlock"].is_null());
 }
 
+// --graph predicts a CUDA-graph replay: no rank spends host time, the notes say so, and with the
+// host's issue off the critical path the program ends sooner than interpreted.
+TEST(SimCli, GraphPredictsAReplayWithoutHostIssue) {
+  const std::string cmd = "sim ag_matmul --machine h200 --devices 2 --streams 4 --m 4096 --json";
+  auto graph = runBraid(cmd + " --graph");
+  ASSERT_EQ(graph.rc, 0) << graph.err;
+  json g = json::parse(graph.out);
+  for (const auto& rank : g["ranks"]) EXPECT_EQ(rank["host_us"].get<double>(), 0);
+  EXPECT_NE(g["notes"].dump().find("CUDA-graph replay"), std::string::npos) << g["notes"].dump();
+  auto interpreted = runBraid(cmd);
+  ASSERT_EQ(interpreted.rc, 0) << interpreted.err;
+  json i = json::parse(interpreted.out);
+  EXPECT_GT(i["ranks"][0]["host_us"].get<double>(), 0);
+  EXPECT_LT(g["makespan_us"].get<double>(), i["makespan_us"].get<double>());
+}
+
 TEST(SimCli, SummaryTableExplainsTheResult) {
   auto r = runBraid("sim ag_matmul --machine h100 --devices 2 --streams 2 --m 2048");
   ASSERT_EQ(r.rc, 0) << r.err;

@@ -2,6 +2,7 @@
 // the machine's constants, then compared with the schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/sim/sim_test_util.h"
@@ -211,6 +212,28 @@ TEST(SimEngine, HostIssueLimitsTinyChunks) {
   m.host.atenOpUs = 0.5;
   auto fast = simulateText(kTinyLoop, m, {{"i0", 1024}});
   EXPECT_NEAR(fast.result.makespanUs, 0.5 + 100 * 2, kEps);
+}
+
+// A CUDA-graph replay has no host issue: the same loop runs back to back on the GPU, each add
+// ready from the start (plus the launch latency) and started when the one before it ends.
+TEST(SimEngine, AGraphReplayHasNoHostIssue) {
+  sim::Machine m = bareMachine();
+  m.gpu.kernelMinUs = 2;
+  m.gpu.launchLatencyUs = 1;
+  m.host.atenOpUs = 10;
+  HostProgram p = parseHostProgram(kTinyLoop, "tiny.hir");
+  sim::SimOptions o;
+  o.semantics.bindings = {{"i0", 1024}};
+  o.graphReplay = true;
+  sim::SimResult graph = sim::simulate(p, m, o);
+  EXPECT_NEAR(graph.makespanUs, 1 + 100 * 2, kEps);
+  EXPECT_NEAR(graph.stats.front().hostUs, 0, kEps);
+  EXPECT_NEAR(graph.stats.front().computeUs, 100 * 2, kEps);
+  EXPECT_TRUE(std::any_of(graph.notes.begin(), graph.notes.end(),
+                          [](const std::string& n) { return n.find("CUDA-graph replay") != std::string::npos; }));
+  // Interpreted, the host issues one add every 10 us.
+  o.graphReplay = false;
+  EXPECT_NEAR(sim::simulate(p, m, o).makespanUs, 1000 + 1 + 2, kEps);
 }
 
 // Each rank waits for the communication the other posts only after its own wait.

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Validate `braid sim --graph` against measured CUDA-graph replays.
+
+`braid run --graph` prints, per configuration of a sweep, one timing line per rank ("rank R
+timing [CONFIG] (CUDA graph replay, N runs, median): wall W us ...") and then the program's label
+("braid run: WORKLOAD (D=2, S=4, P=1, m=..., k=..., n=..., protocol A, modulo, collective,
+deferred waits, prefetch) on 2 ranks ..."). This script reads such logs from one or more
+folders (one folder per launch set; a log is `run_<shape>_<variant>_<rep>.log`), takes a
+point's measured time as the median over its launches of the slower rank's median, simulates the
+same program with `braid sim --graph` (no host issue: the whole program is submitted at once), and
+prints predicted vs measured, the error, the spread between launches, the median and max error
+(all points, and those whose spread is under 3%) and whether the simulator picks the measured
+best configuration of each shape. With --interpreted it also simulates the interpreted run (host
+issue per instruction) beside it, to show what host issue changes.
+
+Usage:
+  bench/validate_graphs.py DIR [DIR...] --braid build/cli/braid --machine h200 [--dtype bf16]
+      [--jsonl OUT] [--interpreted]
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TIMING = re.compile(r"rank (\d+) timing (?:\[(.*?)\] )?\(CUDA graph replay, (\d+) runs, median\): wall ([0-9.]+) us")
+LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks")
+
+
+def parse_label(workload, inner):
+    """The `braid sim` flags of a run label's parenthesis."""
+    flags = []
+    for part in [p.strip() for p in inner.split(",")]:
+        m = re.fullmatch(r"([DSPmkn])=(\d+)", part)
+        if m:
+            key = {"D": "--devices", "S": "--streams", "P": "--pool", "m": "--m", "k": "--k", "n": "--n"}[m.group(1)]
+            flags += [key, m.group(2)]
+        elif part.startswith("protocol "):
+            flags += ["--protocol", part.split()[1]]
+        elif part in ("modulo", "raw"):
+            flags += ["--indexing", part]
+        elif part in ("collective", "p2p"):
+            flags += ["--pipeline", part]
+        elif part == "ring":
+            flags.append("--ring")
+        elif part == "deferred waits":
+            flags.append("--defer-waits")
+        elif part == "prefetch":
+            flags.append("--prefetch")
+        elif part == "own shard in place":
+            flags += ["--own-shard", "in-place"]
+        else:
+            raise SystemExit(f"validate_graphs: unknown part '{part}' in the label of {workload} ({inner})")
+    return flags
+
+
+def read_logs(dirs):
+    """(shape, label) -> {launch: slower rank's median}, and the sim flags of each label."""
+    points = collections.defaultdict(dict)
+    flags = {}
+    for d in dirs:
+        logs = sorted(glob.glob(os.path.join(d, "run_*.log")))
+        if not logs:
+            raise SystemExit(f"validate_graphs: no run_*.log in {d}")
+        for f in logs:
+            name = os.path.basename(f)[4:-4]
+            base, rep = name.rsplit("_", 1)
+            shape = base.split("_", 1)[0]
+            launch = f"{d}#{rep}"
+            ranks = {}
+            for line in open(f, errors="replace"):
+                m = TIMING.search(line)
+                if m:
+                    ranks[int(m.group(1))] = float(m.group(4))
+                    continue
+                m = LABEL.search(line)
+                if m and ranks:
+                    workload, inner = m.group(1), m.group(2)
+                    key = (shape, f"{workload} ({inner})")
+                    flags[key] = [workload] + parse_label(workload, inner)
+                    points[key][launch] = max(ranks.values())
+                    ranks = {}
+    return points, flags
+
+
+def simulate(braid, machine, dtype, argv, graph):
+    cmd = [braid, "sim"] + argv + ["--machine", machine, "--dtype", dtype, "--json"] + (["--graph"] if graph else [])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
+    return json.loads(r.stdout)["makespan_us"], ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="+", help="folders of run_*.log, one per launch set")
+    ap.add_argument("--braid", required=True)
+    ap.add_argument("--machine", default="h200")
+    ap.add_argument("--dtype", default="bf16", help="the runs' --dtype (their labels do not say)")
+    ap.add_argument("--jsonl", help="write one JSON object per point")
+    ap.add_argument("--interpreted", action="store_true", help="also simulate with host issue (no --graph)")
+    a = ap.parse_args()
+
+    points, flags = read_logs(a.dirs)
+    rows = []
+    for key in sorted(points):
+        launches = points[key]
+        measured = statistics.median(launches.values())
+        spread = (max(launches.values()) - min(launches.values())) / min(launches.values()) * 100
+        pred, why = simulate(a.braid, a.machine, a.dtype, flags[key], True)
+        interp = simulate(a.braid, a.machine, a.dtype, flags[key], False)[0] if a.interpreted else None
+        rows.append({"shape": key[0], "program": key[1], "launches": len(launches), "measured_us": measured,
+                     "spread_pct": spread, "predicted_us": pred, "interpreted_us": interp,
+                     "error_pct": (pred - measured) / measured * 100 if pred else None, "failed": why})
+    if a.jsonl:
+        with open(a.jsonl, "w") as out:
+            for r in rows:
+                out.write(json.dumps(r) + "\n")
+
+    head = "| shape | program | measured us | predicted us | error | spread | launches |"
+    if a.interpreted:
+        head += " predicted with host issue |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    for r in rows:
+        pred = f"{r['predicted_us']:.0f}" if r["predicted_us"] else f"failed: {r['failed']}"
+        err = f"{r['error_pct']:+.1f}%" if r["error_pct"] is not None else "—"
+        line = (f"| {r['shape']} | {r['program']} | {r['measured_us']:.0f} | {pred} | {err} | "
+                f"{r['spread_pct']:.1f}% | {r['launches']} |")
+        if a.interpreted:
+            line += f" {r['interpreted_us']:.0f} |" if r["interpreted_us"] else " — |"
+        print(line)
+
+    ok = [r for r in rows if r["error_pct"] is not None]
+
+    def summary(sel, what):
+        if not sel:
+            print(f"{what}: none")
+            return
+        e = [abs(r["error_pct"]) for r in sel]
+        under = sum(1 for r in sel if r["error_pct"] < 0)
+        print(f"{what}: n={len(sel)} median |error| {statistics.median(e):.1f}%, max {max(e):.1f}%, "
+              f"{under} under-predicted")
+
+    print()
+    summary(ok, "all points")
+    summary([r for r in ok if r["spread_pct"] < 3 and r["launches"] > 1], "points with spread < 3% (2+ launches)")
+    agree = 0
+    shapes = sorted({r["shape"] for r in ok})
+    for s in shapes:
+        sel = [r for r in ok if r["shape"] == s]
+        mbest = min(sel, key=lambda r: r["measured_us"])
+        pbest = min(sel, key=lambda r: r["predicted_us"])
+        same = mbest is pbest
+        agree += same
+        slower = (pbest["measured_us"] - mbest["measured_us"]) / mbest["measured_us"] * 100
+        print(f"{s}: measured best {mbest['program']} ({mbest['measured_us']:.0f} us); predicted best "
+              + ("the same" if same else f"{pbest['program']} (measures {slower:.1f}% slower)"))
+    print(f"best choice agrees in {agree} of {len(shapes)} shapes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
