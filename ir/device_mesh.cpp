@@ -51,7 +51,10 @@ std::vector<int64_t> DeviceMesh::slice(int64_t device, int axis) const {
 std::string DeviceMesh::str() const {
   std::string s = "DeviceMesh{";
   if (shape_.size() <= 1) {
-    for (size_t i = 0; i < devices_.size(); ++i) s += (i ? " " : "") + std::to_string(devices_[i]);
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (i) s += ' ';
+      s += std::to_string(devices_[i]);
+    }
   } else {
     int64_t row = shape_.back();
     for (size_t i = 0; i < devices_.size(); ++i) {

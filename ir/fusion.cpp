@@ -14,7 +14,8 @@ TensorView* Fusion::newTensor(std::vector<IterDomain*> logical, DataType dtype, 
   if (name < 0) name = next_tensor_;
   next_tensor_ = std::max(next_tensor_, name + 1);
   tensors_.push_back(std::make_unique<TensorView>(this, name, dtype, std::move(logical), mem));
-  return tensors_.back().get();
+  tensor_list_.push_back(tensors_.back().get());
+  return tensor_list_.back();
 }
 
 IterDomain* Fusion::newIterDomain(Scalar extent, IterType t, ParallelType p, bool rfactor, int id) {
@@ -25,8 +26,8 @@ IterDomain* Fusion::newIterDomain(Scalar extent, IterType t, ParallelType p, boo
 }
 
 const IdTransform* Fusion::addTransform(IdTransform t) {
-  transforms_.push_back(std::move(t));
-  const IdTransform* rec = &transforms_.back();
+  transforms_.push_back(std::make_unique<IdTransform>(std::move(t)));
+  const IdTransform* rec = transforms_.back().get();
   if (rec->kind == IdTransform::Kind::kSplit) {
     rec->outer->setDefinition(rec);
     rec->inner->setDefinition(rec);
@@ -39,6 +40,7 @@ const IdTransform* Fusion::addTransform(IdTransform t) {
 Expr* Fusion::newExpr(OpType type, std::vector<TensorView*> inputs, std::vector<TensorView*> outputs) {
   exprs_.push_back(std::make_unique<Expr>(type, std::move(inputs), std::move(outputs)));
   Expr* e = exprs_.back().get();
+  expr_list_.push_back(e);
   for (TensorView* in : e->inputs()) in->addUse(e);
   for (TensorView* out : e->outputs()) out->setDefinition(e);
   return e;
@@ -58,18 +60,6 @@ bool Fusion::isInput(const TensorView* tv) const {
 
 bool Fusion::isOutput(const TensorView* tv) const {
   return std::find(outputs_.begin(), outputs_.end(), tv) != outputs_.end();
-}
-
-std::vector<Expr*> Fusion::exprs() const {
-  std::vector<Expr*> out;
-  for (const auto& e : exprs_) out.push_back(e.get());
-  return out;
-}
-
-std::vector<TensorView*> Fusion::tensors() const {
-  std::vector<TensorView*> out;
-  for (const auto& t : tensors_) out.push_back(t.get());
-  return out;
 }
 
 TensorView* Fusion::findTensor(int name) const {

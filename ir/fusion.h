@@ -2,7 +2,6 @@
 // one with the functions of ir/ops.h; host programs keep their tensors in one too.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,19 +39,25 @@ class Fusion {
   bool isInput(const TensorView* tv) const;
   bool isOutput(const TensorView* tv) const;
 
-  // Every Expr, in creation order (which is a topological order for built fusions).
-  std::vector<Expr*> exprs() const;
-  std::vector<TensorView*> tensors() const;
+  // Every Expr, in creation order (which is a topological order for built fusions). The lists
+  // grow as the fusion does: a loop over one must not make new exprs or tensors in the same fusion.
+  const std::vector<Expr*>& exprs() const { return expr_list_; }
+  const std::vector<TensorView*>& tensors() const { return tensor_list_; }
   TensorView* findTensor(int name) const;
 
   int nextTensorName() const { return next_tensor_; }
   int nextIdName() const { return next_id_; }
 
  private:
-  std::deque<std::unique_ptr<IterDomain>> ids_;
-  std::deque<std::unique_ptr<TensorView>> tensors_;
-  std::deque<std::unique_ptr<Expr>> exprs_;
-  std::deque<IdTransform> transforms_;
+  // Owned, in creation order. Vectors of pointers, not deques of values: an empty Fusion (a host
+  // program makes one per kernel) allocates nothing, and the objects never move.
+  std::vector<std::unique_ptr<IterDomain>> ids_;
+  std::vector<std::unique_ptr<TensorView>> tensors_;
+  std::vector<std::unique_ptr<Expr>> exprs_;
+  std::vector<std::unique_ptr<IdTransform>> transforms_;
+  // The tensors and exprs again as plain pointers, which tensors() and exprs() hand out.
+  std::vector<TensorView*> tensor_list_;
+  std::vector<Expr*> expr_list_;
   std::vector<TensorView*> inputs_;
   std::vector<TensorView*> outputs_;
   int next_tensor_ = 0;

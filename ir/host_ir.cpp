@@ -124,10 +124,16 @@ Scalar HostProgram::expandIndexDefinitions(const Scalar& s) const {
 }
 
 std::vector<TensorView*> stmtTensors(const Stmt& s) {
+  std::vector<TensorView*> out;
+  stmtTensors(s, out);
+  return out;
+}
+
+void stmtTensors(const Stmt& s, std::vector<TensorView*>& out) {
   auto add = [](std::vector<TensorView*>& v, TensorView* tv) {
     if (tv && std::find(v.begin(), v.end(), tv) == v.end()) v.push_back(tv);
   };
-  std::vector<TensorView*> out;
+  out.clear();
   switch (s.kind()) {
     case StmtKind::kAllocate: add(out, s.as<Allocate>()->tv); break;
     case StmtKind::kDeallocate: add(out, s.as<Deallocate>()->tv); break;
@@ -172,7 +178,6 @@ std::vector<TensorView*> stmtTensors(const Stmt& s) {
     case StmtKind::kWait:
     case StmtKind::kScalarAssign: break;
   }
-  return out;
 }
 
 std::set<int> missingHostUnits(const HostProgram& p) {

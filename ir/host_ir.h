@@ -349,10 +349,13 @@ class HostProgram {
   std::vector<std::pair<std::string, Scalar>> index_definitions_;
 };
 
-// The tensors a statement names (inputs, outputs, views' bases, buffers; not nested bodies), in a
-// fixed order. Used by the mesh rule: a statement with tensor operands runs only on the ranks of
-// their meshes (nvFuser's per-device lowering).
+// The tensors a statement names (inputs, outputs, views' bases, buffers; not nested bodies), each
+// once, in a fixed order. Used by the mesh rule: a statement with tensor operands runs only on the
+// ranks of their meshes (nvFuser's per-device lowering).
 std::vector<TensorView*> stmtTensors(const Stmt& s);
+// The same into `out` (cleared first), for walks over many statements that reuse one buffer
+// instead of allocating a vector per statement.
+void stmtTensors(const Stmt& s, std::vector<TensorView*>& out);
 
 // The HostUnits that PostOnStream statements run but the program does not define (a dump that
 // printed only the PostOnStream lines).

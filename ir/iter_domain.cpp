@@ -6,7 +6,9 @@ std::string IterDomain::str() const {
   std::string s(iterTypeLetter(iter_type_));
   s += parallelTypeName(parallel_);
   s += std::to_string(id_);
-  s += "{" + extent_.extentStr() + "}";
+  s += '{';
+  s += extent_.extentStr();
+  s += '}';
   if (rfactor_) s += "rf";
   return s;
 }

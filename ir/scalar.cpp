@@ -91,6 +91,8 @@ int arityOf(ScalarOp op) {
 // f(node, operands) gets the values of the node's 0, 1 or 2 operands (it may move from them).
 template <class T, class F>
 T foldScalar(const Scalar& root, F&& f) {
+  // A leaf (most extents and indices are one) needs no stacks.
+  if (arityOf(root.op()) == 0) return f(root, nullptr);
   struct Frame {
     const Scalar* s;
     int next;

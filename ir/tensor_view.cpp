@@ -164,16 +164,30 @@ TensorView* TensorView::setAllocationDomain(std::vector<IterDomain*> allocation)
 }
 
 std::string TensorView::nameStr() const {
-  std::string s = "T" + std::to_string(name_) + "_" + std::string(memoryTypeLetter(mem_));
-  if (dtype_known_) s += "_" + std::string(dataTypeName(dtype_));
+  std::string s = "T";
+  s += std::to_string(name_);
+  s += '_';
+  s += memoryTypeLetter(mem_);
+  if (dtype_known_) {
+    s += '_';
+    s += dataTypeName(dtype_);
+  }
   return s;
 }
 
 std::string TensorView::str() const {
-  std::string s = nameStr() + "[";
-  for (size_t i = 0; i < loop_.size(); ++i) s += (i ? ", " : "") + loop_[i]->str();
-  s += "]";
-  if (mesh_) s += " (" + mesh_->str() + ")";
+  std::string s = nameStr();
+  s += '[';
+  for (size_t i = 0; i < loop_.size(); ++i) {
+    if (i) s += ", ";
+    s += loop_[i]->str();
+  }
+  s += ']';
+  if (mesh_) {
+    s += " (";
+    s += mesh_->str();
+    s += ')';
+  }
   return s;
 }
 

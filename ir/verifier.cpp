@@ -3,8 +3,6 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include "ir/host_ir_text.h"
 #include "ir/verifier_internal.h"
@@ -31,18 +29,16 @@ namespace wellformed {
 
 namespace {
 
-void place(const Scope& scope, std::vector<const ForLoop*>& loops, std::map<const Stmt*, Placement>& out,
-           std::vector<const Stmt*>& order) {
+void place(const Scope& scope, int loop, std::vector<const Stmt*>& order, std::vector<int>& loops) {
   for (const auto& s : scope) {
-    out[s.get()] = Placement{static_cast<int>(order.size()), loops};
+    const int at = static_cast<int>(order.size());
     order.push_back(s.get());
+    loops.push_back(loop);
     if (s->is<ForLoop>()) {
-      loops.push_back(s->as<ForLoop>());
-      place(s->as<ForLoop>()->body, loops, out, order);
-      loops.pop_back();
+      place(s->as<ForLoop>()->body, at, order, loops);
     } else if (s->is<IfThenElse>()) {
-      place(s->as<IfThenElse>()->thenBody, loops, out, order);
-      place(s->as<IfThenElse>()->elseBody, loops, out, order);
+      place(s->as<IfThenElse>()->thenBody, loop, order, loops);
+      place(s->as<IfThenElse>()->elseBody, loop, order, loops);
     }
   }
 }
@@ -50,20 +46,40 @@ void place(const Scope& scope, std::vector<const ForLoop*>& loops, std::map<cons
 }  // namespace
 
 Context::Context(const HostProgram& p, const WellFormednessOptions& o) : program(p), options(o) {
-  std::vector<const ForLoop*> loops;
-  place(p.body(), loops, placement_, order_);
+  place(p.body(), -1, order_, loop_);
 }
 
-const ForLoop* Context::sharedLoop(const Stmt& a, const Stmt& b) const {
-  const auto& la = at(a).loops;
-  const auto& lb = at(b).loops;
-  const ForLoop* shared = nullptr;
-  for (size_t i = 0; i < la.size() && i < lb.size() && la[i] == lb[i]; ++i) shared = la[i];
-  return shared;
+int Context::orderOf(const Stmt& s) const {
+  if (positions_.empty()) {
+    positions_.reserve(order_.size());
+    for (size_t i = 0; i < order_.size(); ++i) positions_.emplace_back(order_[i], static_cast<int>(i));
+    std::sort(positions_.begin(), positions_.end());
+  }
+  auto it = std::lower_bound(positions_.begin(), positions_.end(), std::make_pair(&s, -1));
+  return it != positions_.end() && it->first == &s ? it->second : -1;
 }
 
-bool Context::visible(const Stmt& def, const Stmt& use) const {
-  return at(def).order < at(use).order || sharedLoop(def, use) != nullptr;
+const ForLoop* Context::innermostLoop(int order) const {
+  const int l = loop_[static_cast<size_t>(order)];
+  return l < 0 ? nullptr : order_[static_cast<size_t>(l)]->as<ForLoop>();
+}
+
+bool Context::insideLoopOver(int order, const std::string& index) const {
+  for (int l = loop_[static_cast<size_t>(order)]; l >= 0; l = loop_[static_cast<size_t>(l)])
+    if (order_[static_cast<size_t>(l)]->as<ForLoop>()->index == index) return true;
+  return false;
+}
+
+const ForLoop* Context::sharedLoop(int a, int b) const {
+  // The innermost loop around both is the deepest common ancestor of the two chains of enclosing
+  // loops: step up from the later of the two loops (it cannot enclose the earlier one) until they
+  // meet, at a loop or outside every loop.
+  int la = loop_[static_cast<size_t>(a)], lb = loop_[static_cast<size_t>(b)];
+  while (la != lb) {
+    if (la > lb) la = loop_[static_cast<size_t>(la)];
+    else lb = loop_[static_cast<size_t>(lb)];
+  }
+  return la < 0 ? nullptr : order_[static_cast<size_t>(la)]->as<ForLoop>();
 }
 
 void Context::report(const char* rule, const Stmt* s, std::string message) {
@@ -90,23 +106,28 @@ std::string where(const Stmt& s) {
 
 void checkTensors(Context& c) {
   const HostProgram& p = c.program;
-  std::set<const TensorView*> owned;
-  std::map<int, const TensorView*> names;
+  // Names are dense (a Fusion hands out names from 0 up and never a negative one): one flag per
+  // name finds duplicates without a map.
+  std::vector<bool> named(static_cast<size_t>(p.tensors().nextTensorName()), false);
   for (const TensorView* tv : p.tensors().tensors()) {
-    owned.insert(tv);
-    auto [it, inserted] = names.emplace(tv->name(), tv);
-    if (!inserted)
+    const auto name = static_cast<size_t>(tv->name());
+    if (named[name])
       c.report("tensor", nullptr,
                "two tensors are named T" + std::to_string(tv->name()) +
                    ": statements that name one would be read as naming the other");
+    named[name] = true;
   }
-  auto mine = [&](const TensorView* tv) { return tv && owned.count(tv); };
+  // A tensor belongs to the program when the program's Fusion made it (Fusion::newTensor is the
+  // only maker, and it records itself as the tensor's owner).
+  auto mine = [&](const TensorView* tv) { return tv && tv->fusion() == &p.tensors(); };
   for (const TensorView* tv : p.inputs())
     if (!mine(tv)) c.report("tensor", nullptr, "a program input is not a tensor of the program");
   for (const TensorView* tv : p.outputs())
     if (!mine(tv)) c.report("tensor", nullptr, "a program output is not a tensor of the program");
+  std::vector<TensorView*> named_here;
   for (const Stmt* s : c.statements()) {
-    for (const TensorView* tv : stmtTensors(*s))
+    stmtTensors(*s, named_here);
+    for (const TensorView* tv : named_here)
       if (!mine(tv))
         c.report("tensor", s,
                  std::string(stmtKindName(s->kind())) + " names " + (tv ? tv->nameStr() : std::string("a tensor")) +
@@ -129,8 +150,8 @@ std::vector<WellFormednessProblem> findWellFormednessProblems(const HostProgram&
   if (options.allocationsPlaced) wellformed::checkAllocations(c);
   std::vector<WellFormednessProblem> problems = c.take();
   std::stable_sort(problems.begin(), problems.end(), [&](const auto& a, const auto& b) {
-    int oa = a.stmt ? c.at(*a.stmt).order : -1;
-    int ob = b.stmt ? c.at(*b.stmt).order : -1;
+    int oa = a.stmt ? c.orderOf(*a.stmt) : -1;
+    int ob = b.stmt ? c.orderOf(*b.stmt) : -1;
     return oa < ob;
   });
   return problems;

@@ -58,20 +58,24 @@ void checkTeam(Context& c, const Stmt& s, const std::vector<int64_t>& team, cons
 }  // namespace
 
 void checkCommunications(Context& c) {
-  std::map<int, const Stmt*> waitable;
-  for (const Stmt* s : c.statements()) {
+  const std::vector<const Stmt*>& stmts = c.statements();
+  std::map<int, int> waitable;  // id -> the position of the statement that posts it
+  for (int i = 0; i < static_cast<int>(stmts.size()); ++i) {
+    const Stmt* s = stmts[static_cast<size_t>(i)];
     int id = 0;
     if (!isWaitable(*s, &id)) continue;
-    auto [it, inserted] = waitable.emplace(id, s);
+    auto [it, inserted] = waitable.emplace(id, i);
+    const Stmt* first = stmts[static_cast<size_t>(it->second)];
     // A dump prints one IR node in each branch that posts it (one IF per team): the same
     // statement twice is one communication; two different ones under one id are not.
-    if (!inserted && printStmt(c.program, *s) != printStmt(c.program, *it->second))
+    if (!inserted && printStmt(c.program, *s) != printStmt(c.program, *first))
       c.report("communication", s,
                std::string(stmtKindName(s->kind())) + " reuses id " + std::to_string(id) + " of the different " +
-                   stmtKindName(it->second->kind()) + " at " + where(*it->second) +
+                   stmtKindName(first->kind()) + " at " + where(*first) +
                    ": a Wait for that id could not tell them apart");
   }
-  for (const Stmt* s : c.statements()) {
+  for (int i = 0; i < static_cast<int>(stmts.size()); ++i) {
+    const Stmt* s = stmts[static_cast<size_t>(i)];
     if (s->is<Wait>()) {
       int id = s->as<Wait>()->id;
       auto it = waitable.find(id);
@@ -80,10 +84,11 @@ void checkCommunications(Context& c) {
                  "Wait for communication " + std::to_string(id) +
                      ", which no Communication, CollectivePermute, P2PCommunication or EndCoalescing of the program "
                      "defines");
-      } else if (!c.visible(*it->second, *s)) {
+      } else if (!c.visible(it->second, i)) {
+        const Stmt* post = stmts[static_cast<size_t>(it->second)];
         c.report("communication", s,
-                 "Wait for communication " + std::to_string(id) + ", which the " + stmtKindName(it->second->kind()) +
-                     " at " + where(*it->second) +
+                 "Wait for communication " + std::to_string(id) + ", which the " + stmtKindName(post->kind()) +
+                     " at " + where(*post) +
                      " posts only later, outside any loop around this Wait (a Wait may name a communication later "
                      "in the body of a loop that holds both: the previous iteration posted it)");
       }

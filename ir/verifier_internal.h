@@ -2,7 +2,6 @@
 // around it), and the list the rules add their problems to.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -10,11 +9,10 @@
 
 namespace braid::wellformed {
 
-struct Placement {
-  int order = 0;                      // position in program order (pre-order over nested bodies)
-  std::vector<const ForLoop*> loops;  // enclosing loops, outermost first
-};
-
+// Every statement in program order (pre-order over nested bodies), with the loops around it. The
+// rules walk statements by their position in that order and name other statements by position
+// too, so that checking a program of tens of thousands of statements (after every lowering pass)
+// costs a few flat vectors, not a map node per statement.
 class Context {
  public:
   Context(const HostProgram& p, const WellFormednessOptions& o);
@@ -22,22 +20,32 @@ class Context {
   const HostProgram& program;
   const WellFormednessOptions& options;
 
-  const Placement& at(const Stmt& s) const { return placement_.at(&s); }
-  // Whether what `def` defines is visible at `use`: `def` comes first in program order, or both
-  // sit in one loop (then `use` sees what a previous iteration defined: a pipeline that waits one
-  // iteration behind).
-  bool visible(const Stmt& def, const Stmt& use) const;
-  // The loop both statements sit in, innermost (null if none).
-  const ForLoop* sharedLoop(const Stmt& a, const Stmt& b) const;
   // Every statement, in program order.
   const std::vector<const Stmt*>& statements() const { return order_; }
+  // The position of `s` in statements(), or -1 when it is not a statement of the program.
+  int orderOf(const Stmt& s) const;
+  // The innermost loop around statement `order`, or null.
+  const ForLoop* innermostLoop(int order) const;
+  // Whether some loop around statement `order` iterates over `index`.
+  bool insideLoopOver(int order, const std::string& index) const;
+  // Whether what statement `def` defines is visible at statement `use`: `def` comes first in
+  // program order, or both sit in one loop (then `use` sees what a previous iteration defined:
+  // a pipeline that waits one iteration behind).
+  bool visible(int def, int use) const { return def < use || sharedLoop(def, use) != nullptr; }
+  // The loop both statements sit in, innermost (null if none).
+  const ForLoop* sharedLoop(int a, int b) const;
 
   void report(const char* rule, const Stmt* s, std::string message);
   std::vector<WellFormednessProblem> take() { return std::move(problems_); }
 
  private:
-  std::map<const Stmt*, Placement> placement_;
   std::vector<const Stmt*> order_;
+  // The position of the innermost ForLoop around each statement, -1 outside loops. A loop comes
+  // before everything it holds, so the positions along a chain of enclosing loops decrease.
+  std::vector<int> loop_;
+  // Statement -> position, sorted by address; built on first use (only to sort what the rules
+  // report, which name statements by pointer).
+  mutable std::vector<std::pair<const Stmt*, int>> positions_;
   std::vector<WellFormednessProblem> problems_;
 };
 

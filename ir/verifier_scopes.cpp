@@ -18,98 +18,98 @@ bool providedByHostThread(const std::string& name) {
   return name == kRank || name == kDeviceIdxX || name == kDeviceIdxY || name == kNumberOfStreams;
 }
 
-// The scalars a statement evaluates when it runs (not those of nested bodies), with what they are.
-std::vector<std::pair<const Scalar*, std::string>> scalarsOf(const Stmt& s) {
-  std::vector<std::pair<const Scalar*, std::string>> out;
-  auto add = [&](const Scalar& v, std::string what) { out.emplace_back(&v, std::move(what)); };
+// Calls f(value, what) on each scalar a statement evaluates when it runs (not those of nested
+// bodies), with what it is.
+template <class F>
+void forEachScalarOf(const Stmt& s, F&& f) {
   switch (s.kind()) {
     case StmtKind::kForLoop: {
-      const auto* f = s.as<ForLoop>();
-      if (f->domain) {
-        add(f->domain->extent(), "the loop's extent");
+      const auto* l = s.as<ForLoop>();
+      if (l->domain) {
+        f(l->domain->extent(), "the loop's extent");
       } else {
-        add(f->start, "the loop's start");
-        add(f->stop, "the loop's stop");
+        f(l->start, "the loop's start");
+        f(l->stop, "the loop's stop");
       }
       break;
     }
-    case StmtKind::kIfThenElse: add(s.as<IfThenElse>()->predicate, "the condition"); break;
-    case StmtKind::kAliasSelect: add(s.as<AliasSelect>()->index, "the index"); break;
-    case StmtKind::kSelect: add(s.as<Select>()->index, "the index"); break;
-    case StmtKind::kShardByStream: add(s.as<ShardByStream>()->streamIndex, "the stream index"); break;
+    case StmtKind::kIfThenElse: f(s.as<IfThenElse>()->predicate, "the condition"); break;
+    case StmtKind::kAliasSelect: f(s.as<AliasSelect>()->index, "the index"); break;
+    case StmtKind::kSelect: f(s.as<Select>()->index, "the index"); break;
+    case StmtKind::kShardByStream: f(s.as<ShardByStream>()->streamIndex, "the stream index"); break;
     case StmtKind::kSetCurrentStream:
       if (s.as<SetCurrentStream>()->stream.kind == StreamRef::Kind::kIndexed)
-        add(s.as<SetCurrentStream>()->stream.index, "the stream key");
+        f(s.as<SetCurrentStream>()->stream.index, "the stream key");
       break;
     case StmtKind::kSynchronize:
       if (s.as<Synchronize>()->stream.kind == StreamRef::Kind::kIndexed)
-        add(s.as<Synchronize>()->stream.index, "the stream key");
+        f(s.as<Synchronize>()->stream.index, "the stream key");
       break;
     case StmtKind::kCommunication:
-      if (s.as<Communication>()->root) add(*s.as<Communication>()->root, "the root");
+      if (s.as<Communication>()->root) f(*s.as<Communication>()->root, "the root");
       break;
-    case StmtKind::kP2PCommunication: add(s.as<P2PCommunication>()->peer, "the peer"); break;
+    case StmtKind::kP2PCommunication: f(s.as<P2PCommunication>()->peer, "the peer"); break;
     case StmtKind::kCollectivePermute:
-      add(s.as<CollectivePermute>()->sendPeer, "the send peer");
-      add(s.as<CollectivePermute>()->recvPeer, "the receive peer");
+      f(s.as<CollectivePermute>()->sendPeer, "the send peer");
+      f(s.as<CollectivePermute>()->recvPeer, "the receive peer");
       break;
     case StmtKind::kSlice:
       for (const SliceRange& r : s.as<Slice>()->ranges) {
-        add(r.start, "a slice start");
-        add(r.stop, "a slice stop");
-        add(r.step, "a slice step");
+        f(r.start, "a slice start");
+        f(r.stop, "a slice stop");
+        f(r.step, "a slice step");
       }
       break;
-    case StmtKind::kScalarAssign: add(s.as<ScalarAssign>()->value, "the assigned value"); break;
+    case StmtKind::kScalarAssign: f(s.as<ScalarAssign>()->value, "the assigned value"); break;
     case StmtKind::kPostOnStream:
-      for (const ScalarOperand& o : s.as<PostOnStream>()->scalarInputs) add(o.value, "a scalar operand");
+      for (const ScalarOperand& o : s.as<PostOnStream>()->scalarInputs) f(o.value, "a scalar operand");
       break;
     case StmtKind::kLaunchKernel:
-      for (const ScalarOperand& o : s.as<LaunchKernel>()->scalarInputs) add(o.value, "a scalar operand");
+      for (const ScalarOperand& o : s.as<LaunchKernel>()->scalarInputs) f(o.value, "a scalar operand");
       break;
     default: break;
   }
-  return out;
 }
 
 void checkScalars(Context& c) {
-  std::map<std::string, const ForLoop*> loopIndices;  // name -> the first loop over it
-  std::map<std::string, std::vector<const Stmt*>> assigns;
-  for (const Stmt* s : c.statements()) {
-    if (s->is<ForLoop>()) loopIndices.try_emplace(s->as<ForLoop>()->index, s->as<ForLoop>());
+  std::map<std::string, int> loopIndices;  // name -> the first loop over it
+  std::map<std::string, std::vector<int>> assigns;
+  const std::vector<const Stmt*>& stmts = c.statements();
+  for (int i = 0; i < static_cast<int>(stmts.size()); ++i) {
+    const Stmt* s = stmts[static_cast<size_t>(i)];
+    if (s->is<ForLoop>()) loopIndices.try_emplace(s->as<ForLoop>()->index, i);
     if (s->is<ScalarAssign>()) {
       const std::string& name = s->as<ScalarAssign>()->name;
-      assigns[name].push_back(s);
+      assigns[name].push_back(i);
       if (providedByHostThread(name))
         c.report("scope", s, "assigns " + name + ", which the host thread defines (the rank or the stream count)");
     }
   }
-  for (const Stmt* s : c.statements()) {
-    const auto& enclosing = c.at(*s).loops;
-    for (const auto& [value, what] : scalarsOf(*s)) {
-      Scalar expanded = c.program.expandIndexDefinitions(*value);
+  for (int i = 0; i < static_cast<int>(stmts.size()); ++i) {
+    const Stmt* s = stmts[static_cast<size_t>(i)];
+    forEachScalarOf(*s, [&](const Scalar& value, const char* what) {
+      Scalar expanded = c.program.expandIndexDefinitions(value);
       for (const std::string& name : expanded.freeSymbols()) {
         if (providedByHostThread(name)) continue;
-        bool in_loop = false;
-        for (const ForLoop* l : enclosing) in_loop = in_loop || l->index == name;
-        if (in_loop) continue;
+        if (c.insideLoopOver(i, name)) continue;
         if (auto a = assigns.find(name); a != assigns.end()) {
           bool defined = false;
-          for (const Stmt* def : a->second) defined = defined || c.visible(*def, *s);
+          for (int def : a->second) defined = defined || c.visible(def, i);
           if (!defined)
             c.report("scope", s,
-                     what + " uses " + name + " before the ScalarAssign at " + where(*a->second.front()) +
-                         " defines it");
+                     what + (" uses " + name) + " before the ScalarAssign at " +
+                         where(*stmts[static_cast<size_t>(a->second.front())]) + " defines it");
           continue;
         }
         if (auto l = loopIndices.find(name); l != loopIndices.end()) {
-          std::string via = value->freeSymbols().count(name) ? "" : " (through the Index definitions)";
+          std::string via = value.freeSymbols().count(name) ? "" : " (through the Index definitions)";
           c.report("scope", s,
-                   what + " uses loop index " + name + via + " outside its loop (FOR " + name + " at " +
-                       where(*l->second) + "): the index is defined only inside the loop body");
+                   what + (" uses loop index " + name) + via + " outside its loop (FOR " + name + " at " +
+                       where(*stmts[static_cast<size_t>(l->second)]) +
+                       "): the index is defined only inside the loop body");
         }
       }
-    }
+    });
   }
 }
 
@@ -123,21 +123,24 @@ const StreamRef* streamOf(const Stmt& s) {
 // capture ran; before that the same name is a pool stream of its own (DESIGN.md), which is never
 // what a program that captures it means.
 void checkStreams(Context& c) {
-  std::map<std::string, std::vector<const Stmt*>> captures;
-  for (const Stmt* s : c.statements())
-    if (s->is<GetCurrentStream>()) captures[s->as<GetCurrentStream>()->stream.name].push_back(s);
-  for (const Stmt* s : c.statements()) {
+  std::map<std::string, std::vector<int>> captures;
+  const std::vector<const Stmt*>& stmts = c.statements();
+  for (int i = 0; i < static_cast<int>(stmts.size()); ++i)
+    if (stmts[static_cast<size_t>(i)]->is<GetCurrentStream>())
+      captures[stmts[static_cast<size_t>(i)]->as<GetCurrentStream>()->stream.name].push_back(i);
+  for (int i = 0; i < static_cast<int>(stmts.size()); ++i) {
+    const Stmt* s = stmts[static_cast<size_t>(i)];
     const StreamRef* ref = streamOf(*s);
     if (!ref || ref->kind != StreamRef::Kind::kNamed) continue;
     auto it = captures.find(ref->name);
     if (it == captures.end()) continue;
     bool defined = false;
-    for (const Stmt* def : it->second) defined = defined || c.visible(*def, *s);
+    for (int def : it->second) defined = defined || c.visible(def, i);
     if (!defined)
       c.report("stream", s,
                std::string(stmtKindName(s->kind())) + " names " + ref->str() + " before the GetCurrentStream at " +
-                   where(*it->second.front()) + " captures it: there it would be a separate pool stream, not the " +
-                   "captured one");
+                   where(*stmts[static_cast<size_t>(it->second.front())]) +
+                   " captures it: there it would be a separate pool stream, not the captured one");
   }
 }
 

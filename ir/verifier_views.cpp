@@ -23,7 +23,7 @@ bool operands(Context& c, const Stmt& s, const TensorView* in, const TensorView*
 // The axis `axis` names among the buffer axes of `in` (matched by identity, then by id as the
 // parser shares them), or null.
 const IterDomain* axisOf(const TensorView& in, const IterDomain* axis) {
-  std::vector<IterDomain*> dom = sem::bufferDomain(in);
+  const std::vector<IterDomain*>& dom = sem::bufferDomain(in);
   auto pos = std::find(dom.begin(), dom.end(), axis);
   if (pos == dom.end() && axis)
     pos = std::find_if(dom.begin(), dom.end(), [&](const IterDomain* id) { return id->id() == axis->id(); });
@@ -64,7 +64,7 @@ void checkShard(Context& c, const ShardByStream& s) {
 
 void checkSlice(Context& c, const Slice& s) {
   if (!operands(c, s, s.in, s.out)) return;
-  std::vector<IterDomain*> dom = sem::bufferDomain(*s.in);
+  const std::vector<IterDomain*>& dom = sem::bufferDomain(*s.in);
   size_t dims = static_cast<size_t>(
       std::count_if(dom.begin(), dom.end(), [](const IterDomain* id) { return !id->isReduction(); }));
   if (s.ranges.size() != dims)

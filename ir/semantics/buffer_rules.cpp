@@ -7,7 +7,7 @@
 
 namespace braid::sem {
 
-std::vector<IterDomain*> bufferDomain(const TensorView& tv) {
+const std::vector<IterDomain*>& bufferDomain(const TensorView& tv) {
   if (tv.hasAllocationDomain()) return tv.allocation();
   for (IterDomain* id : tv.loop())
     if (id->definition() != nullptr) return tv.logical();

@@ -12,7 +12,7 @@ namespace braid::sem {
 // The domain a tensor's buffer is laid out in (reductions included): the allocation domain when
 // one is set; else the loop domain when it is made of untransformed axes (always so for parsed
 // programs, where the printed domain is the loop domain); else the logical domain.
-std::vector<IterDomain*> bufferDomain(const TensorView& tv);
+const std::vector<IterDomain*>& bufferDomain(const TensorView& tv);
 
 struct ShapeMode {
   bool streamChunk = false;  // Stream axes have size 1: allocated inside the loop over that axis
