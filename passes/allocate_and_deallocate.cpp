@@ -8,8 +8,10 @@
 // keep the first iteration's buffer; at the top level protocols A and C use the legacy form, as
 // nvFuser's pipeline A does.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "passes/fusion_utils.h"
 #include "passes/host_builder.h"
@@ -17,8 +19,6 @@
 
 namespace braid {
 namespace {
-
-using Path = std::vector<std::pair<Scope*, size_t>>;
 
 // A communication's buffers stay in use until its Wait: map each waitable id to its tensors
 // (the P2P operations of a coalesced group belong to the group's EndCoalescing id).
@@ -39,38 +39,77 @@ void collectCommTensors(Scope& scope, std::map<int, std::vector<TensorView*>>& o
   }
 }
 
-void collectUses(const LoweringContext& ctx, Scope& scope, Path& path, std::map<TensorView*, std::vector<Path>>& uses,
-                 std::vector<TensorView*>& order, const std::map<int, std::vector<TensorView*>>& comm_tensors) {
+// Where a statement sits: its scope and index there, under the statement whose body holds it
+// (`parent`, an index into the list of sites; -1 at the top level). The chain of parents is the
+// statement's path from the top level, one level per nested body.
+struct Site {
+  int parent = -1;
+  int level = 0;
+  Scope* scope = nullptr;
+  size_t index = 0;
+};
+
+// Every buffer the program names, in order of first use, with the statements that use it.
+struct BufferUses {
+  std::vector<Site> sites;                 // one per statement, in program order
+  std::vector<TensorView*> order;          // the buffers, in order of first use
+  std::vector<bool> written;               // per buffer: some statement writes it
+  std::vector<std::pair<size_t, int>> uses;  // (buffer, site), in program order
+  std::unordered_map<TensorView*, size_t> buffer;  // buffer -> its position in `order`
+
+  const Site& at(int site) const { return sites[static_cast<size_t>(site)]; }
+  size_t bufferIndex(TensorView* b) {
+    auto [it, inserted] = buffer.try_emplace(b, order.size());
+    if (inserted) {
+      order.push_back(b);
+      written.push_back(false);
+    }
+    return it->second;
+  }
+  // The ancestor of `site` (or itself) at `level`.
+  int atLevel(int site, int level) const {
+    while (at(site).level > level) site = at(site).parent;
+    return site;
+  }
+  // The number of leading levels two statements' paths share (a level is shared when both paths
+  // go through the same statement there).
+  int commonLevels(int a, int b) const {
+    const int level = std::min(at(a).level, at(b).level);
+    a = atLevel(a, level);
+    b = atLevel(b, level);
+    while (a != b) {
+      a = at(a).parent;
+      b = at(b).parent;
+    }
+    return a < 0 ? 0 : at(a).level + 1;
+  }
+};
+
+void collectUses(const LoweringContext& ctx, Scope& scope, int parent, BufferUses& out,
+                 const std::map<int, std::vector<TensorView*>>& comm_tensors, std::vector<TensorView*>& named) {
+  const int level = parent < 0 ? 0 : out.at(parent).level + 1;
   for (size_t i = 0; i < scope.size(); ++i) {
-    path.emplace_back(&scope, i);
+    const int site = static_cast<int>(out.sites.size());
+    out.sites.push_back(Site{parent, level, &scope, i});
     Stmt& s = *scope[i];
-    std::vector<TensorView*> ts = stmtTensors(s);
+    const std::vector<TensorView*>* ts = &named;
+    stmtTensors(s, named);
     if (s.is<Wait>()) {
       auto it = comm_tensors.find(s.as<Wait>()->id);
-      if (it != comm_tensors.end()) ts = it->second;
+      if (it != comm_tensors.end()) ts = &it->second;
     }
-    for (TensorView* t : ts) {
-      TensorView* b = bufferOf(ctx, t);
-      if (!uses.count(b)) order.push_back(b);
-      uses[b].push_back(path);
-    }
-    if (s.is<ForLoop>()) collectUses(ctx, s.as<ForLoop>()->body, path, uses, order, comm_tensors);
+    for (TensorView* t : *ts) out.uses.emplace_back(out.bufferIndex(bufferOf(ctx, t)), site);
+    // Allocate and Deallocate, which this pass adds, write only the buffer they are for, so the
+    // flags stay right while the pass inserts them.
+    stmtWrites(s, named);
+    for (TensorView* t : named)
+      if (auto it = out.buffer.find(bufferOf(ctx, t)); it != out.buffer.end()) out.written[it->second] = true;
+    if (s.is<ForLoop>()) collectUses(ctx, s.as<ForLoop>()->body, site, out, comm_tensors, named);
     if (s.is<IfThenElse>()) {
-      collectUses(ctx, s.as<IfThenElse>()->thenBody, path, uses, order, comm_tensors);
-      collectUses(ctx, s.as<IfThenElse>()->elseBody, path, uses, order, comm_tensors);
+      collectUses(ctx, s.as<IfThenElse>()->thenBody, site, out, comm_tensors, named);
+      collectUses(ctx, s.as<IfThenElse>()->elseBody, site, out, comm_tensors, named);
     }
-    path.pop_back();
   }
-}
-
-// The buffers some statement writes (Allocate and Deallocate, which this pass adds, write only
-// the buffer they are for, so the set stays right while the pass inserts them).
-std::set<const TensorView*> writtenBuffers(const LoweringContext& ctx, const Scope& scope) {
-  std::set<const TensorView*> written;
-  forEachStmt(scope, [&](const Stmt& s, int) {
-    for (TensorView* t : stmtWrites(s)) written.insert(bufferOf(ctx, t));
-  });
-  return written;
 }
 
 // Statements to insert around one statement of a scope: `before` in the order given, `after`
@@ -82,7 +121,7 @@ struct Insertions {
 
 // Rebuilds each scope once with its planned insertions. Inserting one statement at a time and
 // recomputing every use after each insertion made the pass quadratic in the program's size.
-void applyInsertions(std::map<Scope*, std::map<const Stmt*, Insertions>>& plan) {
+void applyInsertions(std::map<Scope*, std::unordered_map<const Stmt*, Insertions>>& plan) {
   for (auto& [scope, around] : plan) {
     Scope rebuilt;
     rebuilt.reserve(scope->size() + 2 * around.size());
@@ -100,15 +139,20 @@ void applyInsertions(std::map<Scope*, std::map<const Stmt*, Insertions>>& plan) 
   }
 }
 
-// `first`, or the StartCoalescing of the group that statement `first` sits in: an allocation is
-// host work that goes before the group, not between its sends and receives (a receive buffer used
-// only by the group and what follows, as the P2P pipeline's chunk in its ELSE branch).
-size_t outsideCoalescing(const Scope& scope, size_t first) {
-  for (size_t i = first; i-- > 0;) {
-    if (scope[i]->is<EndCoalescing>()) return first;
-    if (scope[i]->is<StartCoalescing>()) return i;
+// For each statement i of a scope: i, or the StartCoalescing of the group statement i sits in:
+// an allocation is host work that goes before the group, not between its sends and receives (a
+// receive buffer used only by the group and what follows, as the P2P pipeline's chunk in its ELSE
+// branch). One pass over the scope, not a scan back from each first use: a lowered 10,000-op
+// fusion has tens of thousands of statements in one scope.
+std::vector<size_t> outsideCoalescing(const Scope& scope) {
+  std::vector<size_t> out(scope.size());
+  size_t open = SIZE_MAX;  // the StartCoalescing of the group open here, if any
+  for (size_t i = 0; i < scope.size(); ++i) {
+    out[i] = open == SIZE_MAX ? i : open;
+    if (scope[i]->is<StartCoalescing>()) open = i;
+    if (scope[i]->is<EndCoalescing>()) open = SIZE_MAX;
   }
-  return first;
+  return out;
 }
 
 Scalar localElements(const TensorView* tv) {
@@ -129,58 +173,68 @@ class AllocateAndDeallocate : public Pass {
     std::set<const TensorView*> outputs(p.outputs().begin(), p.outputs().end());
     std::set<const TensorView*> view_bases;
     for (const auto& [v, b] : ctx.viewBase) view_bases.insert(bufferOf(ctx, b));
-    // Step 1: the buffers, in order of first use.
-    std::map<TensorView*, std::vector<Path>> uses;
-    std::vector<TensorView*> order;
-    Path path;
+    // Step 1: the buffers, in order of first use, and where they are used.
     std::map<int, std::vector<TensorView*>> comm_tensors;
     std::vector<TensorView*> group;
     collectCommTensors(p.body(), comm_tensors, group);
-    collectUses(ctx, p.body(), path, uses, order, comm_tensors);
-    const std::set<const TensorView*> written = writtenBuffers(ctx, p.body());
+    BufferUses u;
+    std::vector<TensorView*> named;
+    collectUses(ctx, p.body(), -1, u, comm_tensors, named);
+    // Step 2: the scope of each buffer's Allocate and Deallocate. Buffers of whole tensors (every
+    // program tensor that stands for a fusion tensor, outputs included) live across the iterations
+    // of any loop that uses them: the top level. Only per-iteration chunks and staging copies go
+    // into the innermost scope that holds all their uses: the deepest level at which every use's
+    // path agrees with the first use's and still goes deeper.
+    const size_t buffers = u.order.size();
+    std::vector<int> first_use(buffers, -1), level(buffers, 0);
+    for (const auto& [b, site] : u.uses) {
+      if (first_use[b] < 0) {
+        first_use[b] = site;
+        level[b] = u.at(site).level;
+      }
+      level[b] = std::min({level[b], u.at(site).level, u.commonLevels(site, first_use[b])});
+    }
+    for (size_t b = 0; b < buffers; ++b) {
+      TensorView* buf = u.order[b];
+      const auto origin = ctx.origin.find(buf);
+      const bool whole = origin != ctx.origin.end() && ctx.hostTensor.count(origin->second.fusionTv) &&
+                         ctx.hostTensor.at(origin->second.fusionTv) == buf;
+      if (view_bases.count(buf) || whole || outputs.count(buf)) level[b] = 0;
+    }
+    // The first and last statement using each buffer in that scope.
+    std::vector<size_t> first(buffers, SIZE_MAX), last(buffers, 0);
+    for (const auto& [b, site] : u.uses) {
+      const size_t index = u.at(u.atLevel(site, level[b])).index;
+      first[b] = std::min(first[b], index);
+      last[b] = std::max(last[b], index);
+    }
     // Every insertion is planned against the program as it is now (anchored to the statements
     // of the first and last use), then applied at once: the result is the same as inserting
-    // buffer by buffer in `order`.
-    std::map<Scope*, std::map<const Stmt*, Insertions>> plan;
+    // buffer by buffer in order of first use.
+    std::map<Scope*, std::unordered_map<const Stmt*, Insertions>> plan;
+    std::unordered_map<const Scope*, std::vector<size_t>> group_starts;  // outsideCoalescing per scope
     bool changed = false;
-    for (TensorView* b : order) {
-      if (inputs.count(b) || !written.count(b)) continue;
-      const std::vector<Path>& ps = uses.at(b);
-      // Buffers of whole tensors (every program tensor that stands for a fusion tensor, outputs
-      // included) live across the iterations of any loop that uses them: the top level. Only
-      // per-iteration chunks and staging copies go into the innermost scope of their uses.
-      const auto origin = ctx.origin.find(b);
-      const bool whole = origin != ctx.origin.end() && ctx.hostTensor.count(origin->second.fusionTv) &&
-                         ctx.hostTensor.at(origin->second.fusionTv) == b;
-      size_t depth = 0;
-      if (!view_bases.count(b) && !whole && !outputs.count(b)) {
-        for (;; ++depth) {
-          bool same = true;
-          for (const Path& q : ps)
-            if (q.size() <= depth + 1 || q[depth] != ps[0][depth]) same = false;
-          if (!same) break;
-        }
-      }
-      Scope* scope = ps[0][depth].first;
-      size_t first = ps[0][depth].second, last = first;
-      for (const Path& q : ps) {
-        first = std::min(first, q[depth].second);
-        last = std::max(last, q[depth].second);
-      }
-      first = outsideCoalescing(*scope, first);
+    for (size_t b = 0; b < buffers; ++b) {
+      TensorView* buf = u.order[b];
+      if (inputs.count(buf) || !u.written[b]) continue;
+      const int depth = level[b];
+      Scope* scope = u.at(u.atLevel(first_use[b], depth)).scope;
+      auto starts = group_starts.find(scope);
+      if (starts == group_starts.end()) starts = group_starts.emplace(scope, outsideCoalescing(*scope)).first;
+      const size_t first_at = starts->second[first[b]];
       // Deallocate after the last use (never an output), Allocate before the first.
-      std::map<const Stmt*, Insertions>& around = plan[scope];
-      if (ctx.options.deallocate && !outputs.count(b)) {
+      std::unordered_map<const Stmt*, Insertions>& around = plan[scope];
+      if (ctx.options.deallocate && !outputs.count(buf)) {
         auto d = std::make_unique<Deallocate>();
-        d->tv = b;
-        around[(*scope)[last].get()].after.push_back(std::move(d));
+        d->tv = buf;
+        around[(*scope)[last[b]].get()].after.push_back(std::move(d));
       }
       auto a = std::make_unique<Allocate>();
-      a->tv = b;
-      a->memType = b->memoryType();
+      a->tv = buf;
+      a->memType = buf->memoryType();
       a->legacy = depth == 0 && usesPipelineALoops(ctx.options.protocol);
-      if (a->legacy) a->size = localElements(b);
-      around[(*scope)[first].get()].before.push_back(std::move(a));
+      if (a->legacy) a->size = localElements(buf);
+      around[(*scope)[first_at].get()].before.push_back(std::move(a));
       changed = true;
     }
     applyInsertions(plan);

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
+#include <stdexcept>
+#include <unordered_set>
 
 namespace braid {
 
@@ -16,18 +17,26 @@ std::vector<int> dataPositions(const TensorView* tv) {
   return out;
 }
 
+// The number of non-reduction axes.
+int dataAxisCount(const TensorView* tv) {
+  return static_cast<int>(std::count_if(tv->logical().begin(), tv->logical().end(),
+                                        [](const IterDomain* id) { return !id->isReduction(); }));
+}
+
 }  // namespace
 
 std::vector<int> producerToConsumerMap(const Expr& e, size_t input_index) {
   const TensorView* in = e.input(input_index);
   const TensorView* out = e.output(0);
   std::vector<int> map(in->logical().size(), -1);
-  std::vector<int> data = dataPositions(in);
-  const int nd = static_cast<int>(data.size());
+  const int nd = dataAxisCount(in);
+  // Without reduction axes (the usual input) the i-th data axis is logical axis i: no list needed.
+  const bool dense = nd == static_cast<int>(in->logical().size());
+  const std::vector<int> data = dense ? std::vector<int>() : dataPositions(in);
   const int L = static_cast<int>(out->logical().size());
   auto set = [&](int data_index, int out_pos) {
     if (data_index >= 0 && data_index < nd && out_pos >= 0 && out_pos < L)
-      map[static_cast<size_t>(data[static_cast<size_t>(data_index)])] = out_pos;
+      map[static_cast<size_t>(dense ? data_index : data[static_cast<size_t>(data_index)])] = out_pos;
   };
   switch (e.type()) {
     case OpType::kSet:
@@ -57,9 +66,9 @@ std::vector<int> producerToConsumerMap(const Expr& e, size_t input_index) {
       // to the outermost of the other side, as nvFuser follows reshapes when it propagates
       // shardings: a split-off outer part then names the same elements on both sides whenever
       // its factor divides the outermost extent (checkSchedules checks that for constants).
-      std::vector<int> out_data = dataPositions(out);
+      const std::vector<int> in_data = dataPositions(in), out_data = dataPositions(out);
       std::vector<Scalar> in_ext, out_ext;
-      for (int i : data) in_ext.push_back(in->logical()[static_cast<size_t>(i)]->extent());
+      for (int i : in_data) in_ext.push_back(in->logical()[static_cast<size_t>(i)]->extent());
       for (int i : out_data) out_ext.push_back(out->logical()[static_cast<size_t>(i)]->extent());
       size_t a = 0, b = 0;
       while (a < in_ext.size() && b < out_ext.size()) {
@@ -74,14 +83,14 @@ std::vector<int> producerToConsumerMap(const Expr& e, size_t input_index) {
           else break;
         }
         if (pa.simplify() != pb.simplify()) break;  // not a plain split or merge: map nothing more
-        if (a - a0 == 1 || b - b0 == 1) map[static_cast<size_t>(data[a0])] = out_data[b0];
+        if (a - a0 == 1 || b - b0 == 1) map[static_cast<size_t>(in_data[a0])] = out_data[b0];
       }
       break;
     }
     case OpType::kMatmul:
     case OpType::kLinear: {
-      const int na = static_cast<int>(dataPositions(e.input(0)).size());
-      const int nw = static_cast<int>(dataPositions(e.input(1)).size());
+      const int na = dataAxisCount(e.input(0));
+      const int nw = dataAxisCount(e.input(1));
       const bool linear = e.type() == OpType::kLinear;
       const int has_m = na >= 2 ? 1 : 0;
       const int has_n = nw >= 2 ? 1 : 0;
@@ -125,7 +134,8 @@ std::vector<Expr*> topologicalExprs(const Fusion& f) {
   std::vector<Expr*> out;
   out.reserve(pending.size());
   std::vector<bool> taken(pending.size(), false);
-  std::set<const TensorView*> ready;
+  std::unordered_set<const TensorView*> ready;
+  ready.reserve(f.tensors().size());
   for (const TensorView* tv : f.tensors())
     if (tv->definition() == nullptr) ready.insert(tv);
   auto inputsReady = [&](const Expr* e) {
@@ -163,19 +173,25 @@ bool hasParallelAxes(const TensorView* tv) {
 }
 
 AxisGraph::AxisGraph(const Fusion& f) {
-  for (const TensorView* tv : f.tensors())
-    for (int i = 0; i < static_cast<int>(tv->logical().size()); ++i) {
-      ids_[{tv, i}] = static_cast<int>(parent_.size());
-      parent_.push_back(static_cast<int>(parent_.size()));
-    }
+  first_.reserve(f.tensors().size());
+  for (const TensorView* tv : f.tensors()) {
+    const int axes = static_cast<int>(tv->logical().size());
+    first_.emplace(tv, std::make_pair(static_cast<int>(parent_.size()), axes));
+    for (int i = 0; i < axes; ++i) parent_.push_back(static_cast<int>(parent_.size()));
+  }
+  auto id = [&](const TensorView* tv, int axis) {
+    const auto& [first, axes] = first_.at(tv);
+    if (axis < 0 || axis >= axes) throw std::out_of_range("AxisGraph: no such axis");
+    return first + axis;
+  };
   for (const Expr* e : f.exprs()) {
     for (size_t k = 0; k < e->inputs().size(); ++k) {
       std::vector<int> m = producerToConsumerMap(*e, k);
       for (size_t p = 0; p < m.size(); ++p) {
         if (m[p] < 0) continue;
         for (const TensorView* out : e->outputs()) {
-          int a = find(ids_.at({e->input(k), static_cast<int>(p)}));
-          int b = find(ids_.at({out, m[p]}));
+          int a = find(id(e->input(k), static_cast<int>(p)));
+          int b = find(id(out, m[p]));
           if (a != b) parent_[static_cast<size_t>(a)] = b;
         }
       }
@@ -192,9 +208,9 @@ int AxisGraph::find(int x) const {
 }
 
 int AxisGraph::classOf(const TensorView* tv, int axis) const {
-  auto it = ids_.find({tv, axis});
-  if (it == ids_.end()) return -1;
-  return find(it->second);
+  auto it = first_.find(tv);
+  if (it == first_.end() || axis < 0 || axis >= it->second.second) return -1;
+  return find(it->second.first + axis);
 }
 
 int AxisGraph::axisInClass(const TensorView* tv, int cls) const {

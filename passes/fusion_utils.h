@@ -3,7 +3,7 @@
 // axis on one rank.
 #pragma once
 
-#include <map>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,7 +39,8 @@ class AxisGraph {
 
  private:
   int find(int x) const;
-  std::map<std::pair<const TensorView*, int>, int> ids_;
+  // Each tensor's logical axes are consecutive ids: the first one and the number of axes.
+  std::unordered_map<const TensorView*, std::pair<int, int>> first_;
   mutable std::vector<int> parent_;
 };
 

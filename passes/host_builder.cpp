@@ -10,26 +10,29 @@
 namespace braid {
 
 TensorView* cloneTensor(Fusion& into, const TensorView* src, int drop, int name, bool same_ids, MemoryType mem) {
-  std::map<const IterDomain*, IterDomain*> m;
+  const std::vector<IterDomain*>& src_logical = src->logical();
   std::vector<IterDomain*> logical;
-  for (size_t i = 0; i < src->logical().size(); ++i) {
+  logical.reserve(src_logical.size());
+  for (size_t i = 0; i < src_logical.size(); ++i) {
     if (static_cast<int>(i) == drop) continue;
-    const IterDomain* id = src->logical()[i];
+    const IterDomain* id = src_logical[i];
     // A new buffer or view made inside a stream loop holds one iteration's data: a Stream axis
     // left in it (of another loop's class) would read as "one chunk", so it becomes serial.
     ParallelType p = !same_ids && id->isStream() ? ParallelType::kSerial : id->parallelType();
-    IterDomain* c = into.newIterDomain(id->extent(), id->iterType(), p, id->isRFactor(), same_ids ? id->id() : -1);
-    m[id] = c;
-    logical.push_back(c);
+    logical.push_back(
+        into.newIterDomain(id->extent(), id->iterType(), p, id->isRFactor(), same_ids ? id->id() : -1));
   }
-  TensorView* tv = into.newTensor(logical, src->dtype(), mem, name);
+  // The root axes, as clones: logical axis i of `src` is clone i, or i - 1 past the dropped one.
+  std::vector<IterDomain*> root;
+  for (const IterDomain* id : src->root()) {
+    const int i = static_cast<int>(std::find(src_logical.begin(), src_logical.end(), id) - src_logical.begin());
+    if (i == static_cast<int>(src_logical.size()) || i == drop) continue;
+    root.push_back(logical[static_cast<size_t>(drop >= 0 && i > drop ? i - 1 : i)]);
+  }
+  const bool keep_root = !src->root().empty() && root.size() == logical.size();
+  TensorView* tv = into.newTensor(std::move(logical), src->dtype(), mem, name);
   if (src->hasDeviceMesh()) tv->setDeviceMesh(*src->deviceMesh());
-  if (!src->root().empty()) {
-    std::vector<IterDomain*> root;
-    for (const IterDomain* id : src->root())
-      if (m.count(id)) root.push_back(m[id]);
-    if (root.size() == logical.size()) tv->setRoot(root);
-  }
+  if (keep_root) tv->setRoot(root);
   return tv;
 }
 
@@ -37,8 +40,10 @@ TensorView* cloneLayout(LoweringContext& ctx, const TensorView* ft, const std::v
                         int name, bool same_ids, MemoryType mem) {
   Fusion& into = ctx.program.tensors();
   std::vector<IterDomain*> logical;
+  logical.reserve(layout.size());
   AxisOrigin o;
   o.fusionTv = ft;
+  o.paths.reserve(layout.size());
   for (size_t i = 0; i < layout.size(); ++i) {
     if (static_cast<int>(i) == drop) continue;
     const IterDomain* id = layout[i].id;
@@ -46,7 +51,7 @@ TensorView* cloneLayout(LoweringContext& ctx, const TensorView* ft, const std::v
         into.newIterDomain(id->extent(), id->iterType(), layout[i].parallel, id->isRFactor(), same_ids ? id->id() : -1));
     o.paths.push_back(requireAxisPath(ft, id));
   }
-  TensorView* tv = into.newTensor(logical, ft->dtype(), mem, name);
+  TensorView* tv = into.newTensor(std::move(logical), ft->dtype(), mem, name);
   if (ft->hasDeviceMesh()) tv->setDeviceMesh(*ft->deviceMesh());
   ctx.origin[tv] = std::move(o);
   return tv;
@@ -159,14 +164,21 @@ HostUnit buildHostUnit(int id, const std::vector<const Expr*>& exprs,
 }
 
 std::vector<TensorView*> stmtWrites(const Stmt& s) {
+  std::vector<TensorView*> out;
+  stmtWrites(s, out);
+  return out;
+}
+
+void stmtWrites(const Stmt& s, std::vector<TensorView*>& out) {
+  out.clear();
   switch (s.kind()) {
-    case StmtKind::kHostOp: return s.as<HostOp>()->op->outputs();
-    case StmtKind::kPostOnStream: return s.as<PostOnStream>()->outputs;
-    case StmtKind::kCommunication: return {s.as<Communication>()->output};
+    case StmtKind::kHostOp: out = s.as<HostOp>()->op->outputs(); break;
+    case StmtKind::kPostOnStream: out = s.as<PostOnStream>()->outputs; break;
+    case StmtKind::kCommunication: out.push_back(s.as<Communication>()->output); break;
     case StmtKind::kP2PCommunication:
-      if (s.as<P2PCommunication>()->type == P2PType::kRecv) return {s.as<P2PCommunication>()->buffer};
-      return {};
-    default: return {};
+      if (s.as<P2PCommunication>()->type == P2PType::kRecv) out.push_back(s.as<P2PCommunication>()->buffer);
+      break;
+    default: break;
   }
 }
 

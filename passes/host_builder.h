@@ -47,8 +47,10 @@ HostUnit buildHostUnit(int id, const std::vector<const Expr*>& exprs,
                        const std::function<TensorView*(const TensorView*)>& boundary,
                        const std::function<int(const TensorView*)>& internal_drop);
 
-// The tensors a statement writes directly (not those of nested bodies). The tensors it names are
-// ir's stmtTensors (ir/host_ir.h).
+// The tensors a statement writes directly (not those of nested bodies), into `out` (cleared
+// first; a reusable buffer, as ir's stmtTensors (ir/host_ir.h) gives the tensors it names).
+void stmtWrites(const Stmt& s, std::vector<TensorView*>& out);
+// The same as a new vector, for passes that look at a few statements.
 std::vector<TensorView*> stmtWrites(const Stmt& s);
 
 // The buffer a tensor names: itself, or the base of the view chain it belongs to.

@@ -13,6 +13,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/host_ir.h"
@@ -75,19 +77,21 @@ struct LoweringContext {
   // defined before use and ALLOCATE / Deallocate come in pairs (WellFormednessOptions).
   bool allocationsPlaced = false;
   bool deallocationsPlaced = false;  // ... and with LoweringOptions::deallocate, Deallocates too
-  std::map<const TensorView*, TensorView*> hostTensor;  // fusion tensor -> program tensor
-  std::map<const TensorView*, AxisOrigin> origin;        // program tensor -> fusion axes
-  std::map<const Expr*, const Expr*> originExpr;         // program Expr -> fusion Expr
-  std::map<int, std::vector<const Expr*>> unitExprs;     // HostUnit id -> its fusion exprs
-  std::map<const TensorView*, TensorView*> viewBase;     // view -> the buffer it aliases
-  std::set<const TensorView*> nonContiguousViews;
+  // Per-tensor and per-expr facts are hash maps: the passes look them up once or more per
+  // statement of programs with tens of thousands of statements, and never walk them in order.
+  std::unordered_map<const TensorView*, TensorView*> hostTensor;  // fusion tensor -> program tensor
+  std::unordered_map<const TensorView*, AxisOrigin> origin;       // program tensor -> fusion axes
+  std::unordered_map<const Expr*, const Expr*> originExpr;        // program Expr -> fusion Expr
+  std::map<int, std::vector<const Expr*>> unitExprs;              // HostUnit id -> its fusion exprs
+  std::unordered_map<const TensorView*, TensorView*> viewBase;    // view -> the buffer it aliases
+  std::unordered_set<const TensorView*> nonContiguousViews;
   // Program axes whose data extent is not their printed one: the chunked axis of a ShardByStream
   // view prints the chunk count and holds one chunk (a single element when the buffer had the
   // Stream axis itself).
-  std::map<const IterDomain*, Scalar> chunkAxisExtent;
+  std::unordered_map<const IterDomain*, Scalar> chunkAxisExtent;
   // ShardByStream views: the chunked program axis and the chunk's extent there (a function of the
   // chunk index when the last chunk is shorter), for buffers that copy a chunk.
-  std::map<const TensorView*, std::pair<int, Scalar>> chunkAxis;
+  std::unordered_map<const TensorView*, std::pair<int, Scalar>> chunkAxis;
   std::set<const ForLoop*> streamLoops;                  // top-level loops over a Stream axis
   // Stream loops that only post communications ahead of the stream loop right after them
   // (--prefetch): assign-streams gives their iteration i a stream of its own.

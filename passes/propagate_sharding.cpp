@@ -13,7 +13,7 @@
 // decompose-reshardings turns into a local op and a reduction collective); a Stream axis never
 // does, and nothing lands on a broadcast axis.
 #include <algorithm>
-#include <set>
+#include <unordered_set>
 
 #include "ir/error.h"
 #include "passes/fusion_utils.h"
@@ -32,10 +32,10 @@ int parallelIterationAxes(const TensorView* tv) {
   return n;
 }
 
-// Step 1: meshes, forward then backward.
-bool propagateMeshes(Fusion& f) {
+// Step 1: meshes, forward then backward. `exprs`: the fusion's exprs in a topological order
+// (propagation changes schedules and meshes, never the exprs, so one order serves every step).
+bool propagateMeshes(const std::vector<Expr*>& exprs) {
   bool changed = false;
-  auto exprs = topologicalExprs(f);
   for (Expr* e : exprs) {
     const TensorView* ref = nullptr;
     for (const TensorView* in : e->inputs())
@@ -65,15 +65,19 @@ bool propagateMeshes(Fusion& f) {
 // The order in which an op's inputs lend their schedule to its output: the weight (and bias)
 // before the input of matmul and linear, otherwise the most parallel input first.
 std::vector<size_t> referenceOrder(const Expr& e) {
-  std::vector<size_t> order(e.inputs().size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (e.type() == OpType::kLinear || e.type() == OpType::kMatmul) {
-    std::stable_sort(order.begin(), order.end(), [](size_t a, size_t b) { return (a == 0) < (b == 0); });
-    return order;
+  const bool contraction = e.type() == OpType::kLinear || e.type() == OpType::kMatmul;
+  std::vector<int> rank(e.inputs().size());  // sort key, smallest first
+  for (size_t i = 0; i < rank.size(); ++i)
+    rank[i] = contraction ? (i == 0 ? 1 : 0) : -parallelIterationAxes(e.input(i));
+  // A stable insertion sort: an op has a few inputs, and std::stable_sort would allocate a
+  // temporary buffer per op.
+  std::vector<size_t> order;
+  order.reserve(rank.size());
+  for (size_t i = 0; i < rank.size(); ++i) {
+    auto at = order.end();
+    while (at != order.begin() && rank[*(at - 1)] > rank[i]) --at;
+    order.insert(at, i);
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return parallelIterationAxes(e.input(a)) > parallelIterationAxes(e.input(b));
-  });
   return order;
 }
 
@@ -104,9 +108,9 @@ bool shardAxisLike(TensorView* target, ParallelType p, const AxisPath& mapped) {
 }
 
 // Forward: an unscheduled output takes each parallel type it lacks from the inputs, in order.
-bool propagateForward(Fusion& f, const std::set<const TensorView*>& scheduled) {
+bool propagateForward(const std::vector<Expr*>& exprs, const std::unordered_set<const TensorView*>& scheduled) {
   bool changed = false;
-  for (Expr* e : topologicalExprs(f)) {
+  for (Expr* e : exprs) {
     for (TensorView* out : e->outputs()) {
       if (scheduled.count(out)) continue;
       for (size_t k : referenceOrder(*e)) {
@@ -130,9 +134,9 @@ bool propagateForward(Fusion& f, const std::set<const TensorView*>& scheduled) {
 
 // Backward: an unscheduled producer (or a fusion input, Stream only) takes each parallel type it
 // lacks from the op's output.
-bool propagateBackward(Fusion& f, const std::set<const TensorView*>& scheduled) {
+bool propagateBackward(const Fusion& f, const std::vector<Expr*>& exprs,
+                       const std::unordered_set<const TensorView*>& scheduled) {
   bool changed = false;
-  auto exprs = topologicalExprs(f);
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     Expr* e = *it;
     const TensorView* out = e->output(0);
@@ -167,13 +171,14 @@ class PropagateSharding : public Pass {
     Fusion& f = ctx.fusion;
     // Step 0: the user's schedules must be lowerable before anything is derived from them.
     checkSchedules(f);
-    std::set<const TensorView*> scheduled;
+    std::unordered_set<const TensorView*> scheduled;
     for (const TensorView* tv : f.tensors())
       if (f.isInput(tv) || tv->hasUserMesh() || hasParallelAxes(tv)) scheduled.insert(tv);
-    bool changed = propagateMeshes(f);
+    const std::vector<Expr*> exprs = topologicalExprs(f);
+    bool changed = propagateMeshes(exprs);
     for (int round = 0; round < 8; ++round) {
-      bool c = propagateForward(f, scheduled);
-      c = propagateBackward(f, scheduled) || c;
+      bool c = propagateForward(exprs, scheduled);
+      c = propagateBackward(f, exprs, scheduled) || c;
       changed = changed || c;
       if (!c) break;
     }

@@ -74,7 +74,7 @@ std::optional<AxisPath> axisPath(const TensorView* tv, const IterDomain* id, std
   for (int guard = 0;; ++guard) {
     if (guard > 1000) return fail("its derivation is too deep");
     if (int pos = logicalPosition(tv, cur); pos >= 0) {
-      path.base = {pos};
+      path.base = AxisRange{pos, 1};
       break;
     }
     const IdTransform* def = cur->definition();
@@ -92,10 +92,11 @@ std::optional<AxisPath> axisPath(const TensorView* tv, const IterDomain* id, std
       if (leaves[i] != leaves[i - 1] + 1)
         return fail(id->str() + " merges logical axes of " + tvLabel(tv) +
                     " that are not adjacent and in order; reorder them into place first");
-    path.base = std::move(leaves);
+    path.base = AxisRange{leaves.front(), static_cast<int>(leaves.size())};
     break;
   }
-  path.steps.assign(rev.rbegin(), rev.rend());
+  path.steps = std::move(rev);
+  std::reverse(path.steps.begin(), path.steps.end());
   return path;
 }
 
@@ -104,7 +105,7 @@ AxisPath requireAxisPath(const TensorView* tv, const IterDomain* id) {
   auto p = axisPath(tv, id, &why);
   if (!p) throw NotLowerableError(tvLabel(tv) + ": the " + std::string(parallelTypeName(id->parallelType())) +
                                   " axis " + id->str() + " cannot be lowered: " + why);
-  return *p;
+  return std::move(*p);
 }
 
 IterDomain* parallelLoopAxis(const TensorView* tv, ParallelType p, bool reduction) {
@@ -116,27 +117,31 @@ IterDomain* parallelLoopAxis(const TensorView* tv, ParallelType p, bool reductio
 std::optional<AxisPath> pathToConsumer(const Expr& e, size_t input_index, const AxisPath& path) {
   std::vector<int> map = producerToConsumerMap(e, input_index);
   AxisPath out;
-  out.steps = path.steps;
-  for (int b : path.base) {
+  out.base.count = path.base.count;
+  for (size_t i = 0; i < path.base.size(); ++i) {
+    const int b = path.base[i];
     if (b < 0 || b >= static_cast<int>(map.size()) || map[static_cast<size_t>(b)] < 0) return std::nullopt;
-    out.base.push_back(map[static_cast<size_t>(b)]);
+    const int c = map[static_cast<size_t>(b)];
+    if (i == 0) out.base.first = c;
+    else if (c != out.base[i]) return std::nullopt;  // not consecutive on the consumer
   }
-  for (size_t i = 1; i < out.base.size(); ++i)
-    if (out.base[i] != out.base[i - 1] + 1) return std::nullopt;
+  out.steps = path.steps;
   return out;
 }
 
 std::optional<AxisPath> pathToProducer(const Expr& e, size_t input_index, const AxisPath& path) {
   std::vector<int> map = producerToConsumerMap(e, input_index);
   AxisPath out;
-  out.steps = path.steps;
-  for (int b : path.base) {
+  out.base.count = path.base.count;
+  for (size_t i = 0; i < path.base.size(); ++i) {
+    const int b = path.base[i];
     auto it = std::find(map.begin(), map.end(), b);
     if (b < 0 || it == map.end()) return std::nullopt;
-    out.base.push_back(static_cast<int>(it - map.begin()));
+    const int p = static_cast<int>(it - map.begin());
+    if (i == 0) out.base.first = p;
+    else if (p != out.base[i]) return std::nullopt;  // not consecutive on the producer
   }
-  for (size_t i = 1; i < out.base.size(); ++i)
-    if (out.base[i] != out.base[i - 1] + 1) return std::nullopt;
+  out.steps = path.steps;
   return out;
 }
 
@@ -217,13 +222,14 @@ std::optional<int64_t> meshSizeAlong(const DeviceMesh& m, ParallelType p) {
 
 void checkAxis(const TensorView* tv, const IterDomain* id) {
   const ParallelType p = id->parallelType();
-  const std::string what = tvLabel(tv) + ": the " + std::string(parallelTypeName(p)) + " axis " + id->str();
+  // Built only for a message: every parallel axis of every tensor passes through here.
+  auto what = [&] { return tvLabel(tv) + ": the " + std::string(parallelTypeName(p)) + " axis " + id->str(); };
   if (id->isStream() && (id->isBroadcast() || id->isReduction()))
     throw NotLowerableError(tvLabel(tv) + ": the Stream axis " + id->str() + " is a " +
                             (id->isBroadcast() ? "broadcast" : "reduction") +
                             " axis; stream-parallelize an iteration axis");
   if (id->isDeviceParallel() && id->isBroadcast())
-    throw NotLowerableError(what + " is a broadcast axis; shard an iteration axis");
+    throw NotLowerableError(what() + " is a broadcast axis; shard an iteration axis");
   AxisPath path = requireAxisPath(tv, id);
   // Walk the splits from the axis back to the logical domain, checking each.
   const IterDomain* cur = id;
@@ -233,11 +239,11 @@ void checkAxis(const TensorView* tv, const IterDomain* id) {
     if (def == nullptr || def->kind != IdTransform::Kind::kSplit) break;
     const bool outer = cur == def->outer;
     if (last && !outer)
-      throw NotLowerableError(what + " is the inner output of a split of " + def->in->str() +
+      throw NotLowerableError(what() + " is the inner output of a split of " + def->in->str() +
                               "; parallelize the outer output (nvFuser supports neither DID nor Stream on inner "
                               "splits)");
     if (last && id->isStream() && def->inner_split)
-      throw NotLowerableError(what + " comes from an inner split of " + def->in->str() + " by " + def->factor.str() +
+      throw NotLowerableError(what() + " comes from an inner split of " + def->in->str() + " by " + def->factor.str() +
                               "; use an outer split (outerSplit / split(axis, S, false)): ShardByStream takes chunk i "
                               "of S equal chunks, which an inner split's factor does not give");
     auto e = constExtent(def->in->extent());
@@ -248,13 +254,13 @@ void checkAxis(const TensorView* tv, const IterDomain* id) {
       // Every split a buffer's layout takes over must divide (a device must hold an equal shard,
       // a chunk axis must not pad); only the Stream split itself may leave a shorter last chunk.
       if (!(last && id->isStream()) && *e % *f != 0)
-        throw NotLowerableError(what + " splits " + def->in->str() + " (" + std::to_string(*e) + ") by " +
+        throw NotLowerableError(what() + " splits " + def->in->str() + " (" + std::to_string(*e) + ") by " +
                                 std::to_string(*f) + ", which does not divide" +
                                 (id->isDeviceParallel() ? ": every device must hold an equal shard"
                                                         : " (only the split that makes the Stream axis may leave a "
                                                           "shorter last chunk)"));
       if (last && id->isStream() && (parts - 1) * chunk >= *e)
-        throw NotLowerableError(what + " splits " + def->in->str() + " (" + std::to_string(*e) + ") into " +
+        throw NotLowerableError(what() + " splits " + def->in->str() + " (" + std::to_string(*e) + ") into " +
                                 std::to_string(parts) + " chunks of ceilDiv(" + std::to_string(*e) + ", " +
                                 std::to_string(parts) + ") = " + std::to_string(chunk) +
                                 ", which leaves the last chunk empty; choose a chunk count that leaves every chunk "
@@ -266,11 +272,11 @@ void checkAxis(const TensorView* tv, const IterDomain* id) {
   if (id->isDeviceParallel() && tv->hasDeviceMesh()) {
     auto size = meshSizeAlong(*tv->deviceMesh(), p);
     if (!size)
-      throw NotLowerableError(what + " is device-parallel but its mesh " + tv->deviceMesh()->str() +
+      throw NotLowerableError(what() + " is device-parallel but its mesh " + tv->deviceMesh()->str() +
                               " has no such dimension");
     auto ext = constExtent(id->extent());
     if (ext && *ext != *size)
-      throw NotLowerableError(what + " has extent " + std::to_string(*ext) + " but its mesh " +
+      throw NotLowerableError(what() + " has extent " + std::to_string(*ext) + " but its mesh " +
                               tv->deviceMesh()->str() + " has " + std::to_string(*size) +
                               " devices along it; a sharded axis holds one shard per device");
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,25 @@ struct SplitStep {
   }
 };
 
-// How a loop axis derives from the logical domain: the logical axes at `base` (consecutive, in
-// order; more than one when they were merged), then `steps`. A logical axis has one base
-// position and no steps.
+// Consecutive logical positions first, first + 1, ..., first + count - 1, in order: the axes a
+// merge of adjacent logical axes covers. Two ints rather than a list: passes copy paths per
+// statement of programs with tens of thousands of them.
+struct AxisRange {
+  int first = 0;
+  int count = 0;
+  size_t size() const { return static_cast<size_t>(count); }
+  int operator[](size_t i) const { return first + static_cast<int>(i); }
+  int front() const { return first; }
+  int back() const { return first + count - 1; }
+  auto begin() const { return std::views::iota(first, first + count).begin(); }
+  auto end() const { return std::views::iota(first, first + count).end(); }
+  bool operator==(const AxisRange& o) const = default;
+};
+
+// How a loop axis derives from the logical domain: the logical axes at `base` (more than one
+// when they were merged), then `steps`. A logical axis has one base position and no steps.
 struct AxisPath {
-  std::vector<int> base;
+  AxisRange base;
   std::vector<SplitStep> steps;
   bool isLogical() const { return base.size() == 1 && steps.empty(); }
   bool operator==(const AxisPath& o) const { return base == o.base && steps == o.steps; }

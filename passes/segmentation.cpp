@@ -3,7 +3,7 @@
 // into kernels, merging into a producer's kernel when the should-merge predicate allows it and
 // the merge keeps the segment order topological.
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 #include "ir/error.h"
 #include "passes/fusion_utils.h"
@@ -62,7 +62,7 @@ class Segmentation : public Pass {
     const ShouldMergeFn& should_merge = ctx.shouldMerge ? ctx.shouldMerge : ShouldMergeFn(defaultShouldMerge);
     std::vector<Segment>& segs = ctx.segments;
     segs.clear();
-    std::map<const TensorView*, size_t> producer_segment;
+    std::unordered_map<const TensorView*, size_t> producer_segment;
     for (Expr* e : topologicalExprs(ctx.fusion)) {
       Segment single;
       single.exprs = {e};
@@ -89,7 +89,7 @@ class Segmentation : public Pass {
       if (target) {
         segs[*target].exprs.push_back(e);
       } else {
-        segs.push_back(single);
+        segs.push_back(std::move(single));
         target = segs.size() - 1;
       }
       for (const TensorView* out : e->outputs()) producer_segment[out] = *target;

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ir/error.h"
 #include "passes/did_to_stream.h"
@@ -23,16 +25,18 @@
 namespace braid {
 namespace {
 
-std::vector<TensorView*> outputsOf(const Stmt& s) {
+const std::vector<TensorView*>& outputsOf(const Stmt& s) {
+  static const std::vector<TensorView*> none;
   if (s.is<HostOp>()) return s.as<HostOp>()->op->outputs();
   if (s.is<PostOnStream>()) return s.as<PostOnStream>()->outputs;
-  return {};
+  return none;
 }
 
-std::vector<TensorView*> inputsOf(const Stmt& s) {
+const std::vector<TensorView*>& inputsOf(const Stmt& s) {
+  static const std::vector<TensorView*> none;
   if (s.is<HostOp>()) return s.as<HostOp>()->op->inputs();
   if (s.is<PostOnStream>()) return s.as<PostOnStream>()->inputs;
-  return {};
+  return none;
 }
 
 // Step 1: the Stream axis of a top-level statement's outputs: the class of the logical axis it
@@ -194,7 +198,7 @@ void squeezeContractionWeight(LoweringContext& ctx, Scope& body, Expr& e) {
 
 class LoopBuilder {
  public:
-  LoopBuilder(LoweringContext& ctx, Scalar idx, Scalar sidx, const std::set<const TensorView*>& per_iteration)
+  LoopBuilder(LoweringContext& ctx, Scalar idx, Scalar sidx, const std::unordered_set<const TensorView*>& per_iteration)
       : ctx_(ctx), idx_(idx), views_(ctx, body_, idx, sidx), per_iteration_(per_iteration) {}
 
   Scope& body() { return body_; }
@@ -313,7 +317,7 @@ class LoopBuilder {
   Scalar idx_;
   Scope body_;
   StreamViews views_;
-  const std::set<const TensorView*>& per_iteration_;
+  const std::unordered_set<const TensorView*>& per_iteration_;
 };
 
 class StreamLowering : public Pass {
@@ -335,7 +339,7 @@ class StreamLowering : public Pass {
     // producer's own Stream axis) needs all of it: it starts a new loop. `produced` holds the
     // outputs of the current group's statements so far (kept as the loop goes, so that grouping
     // stays linear in the program's size).
-    std::set<const TensorView*> produced;
+    std::unordered_set<const TensorView*> produced;
     auto readsChunkWise = [&](size_t i) {
       for (TensorView* t : inputsOf(*old[i]))
         if (produced.count(t) && readPath(ctx, *old[i], t) != streamPathOf(ctx.origin.at(t).fusionTv)) return false;
@@ -352,20 +356,28 @@ class StreamLowering : public Pass {
     }
     // Step 2: tensors allocated per iteration: Stream-sharded allocation, defined and used only
     // inside one loop. A consumer in another loop (separated by a non-stream op) needs the
-    // full tensor. One pass over the statements finds the groups each tensor appears in.
-    std::map<const TensorView*, std::set<size_t>> groups_of_tensor;
+    // full tensor. One pass over the statements finds the group each tensor appears in, or that
+    // it appears in several.
+    struct Groups {
+      size_t first;
+      bool several;
+    };
+    std::unordered_map<const TensorView*, Groups> groups_of_tensor;
     std::vector<bool> group_is_loop(groups, false);
+    auto appears = [&](const TensorView* t, size_t group) {
+      auto [it, inserted] = groups_of_tensor.try_emplace(t, Groups{group, false});
+      if (!inserted && it->second.first != group) it->second.several = true;
+    };
     for (size_t i = 0; i < old.size(); ++i) {
-      for (TensorView* t : outputsOf(*old[i])) groups_of_tensor[t].insert(group_of[i]);
-      for (TensorView* t : inputsOf(*old[i])) groups_of_tensor[t].insert(group_of[i]);
+      for (TensorView* t : outputsOf(*old[i])) appears(t, group_of[i]);
+      for (TensorView* t : inputsOf(*old[i])) appears(t, group_of[i]);
       if (key[i]) group_is_loop[group_of[i]] = true;
     }
-    std::set<const TensorView*> per_iteration;
+    std::unordered_set<const TensorView*> per_iteration;
     for (const TensorView* ft : ctx.streamShardedAllocation) {
       const TensorView* pt = ctx.hostTensor.at(ft);
       auto where = groups_of_tensor.find(pt);
-      bool in_loop = where != groups_of_tensor.end() && where->second.size() == 1 &&
-                     group_is_loop[*where->second.begin()];
+      bool in_loop = where != groups_of_tensor.end() && !where->second.several && group_is_loop[where->second.first];
       if (in_loop)
         per_iteration.insert(ft);
       else
@@ -435,7 +447,7 @@ class StreamLowering : public Pass {
 
  private:
   void lowerGroup(LoweringContext& ctx, Scope& old, size_t begin, size_t end,
-                  const std::set<const TensorView*>& per_iteration, const StreamKey& key,
+                  const std::unordered_set<const TensorView*>& per_iteration, const StreamKey& key,
                   const std::vector<bool>& prefetched) {
     // The loop's IterDomain (pipeline A's loop header): the Stream axis of the first output the
     // program keeps in full when its buffer has one, else a fresh Stream IterDomain of the

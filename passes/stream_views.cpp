@@ -48,7 +48,8 @@ TensorView* StreamViews::select(TensorView* t, int axis, const Scalar& index, bo
 }
 
 std::pair<TensorView*, int> StreamViews::chunk(TensorView* t, const AxisPath& path) {
-  auto memo = views_.find({t, path.str()});
+  const std::string key = path.str();
+  auto memo = views_.find({t, key});
   if (memo != views_.end()) return memo->second;
   const AxisOrigin& o = ctx_.origin.at(t);
   Fusion& f = ctx_.program.tensors();
@@ -59,14 +60,14 @@ std::pair<TensorView*, int> StreamViews::chunk(TensorView* t, const AxisPath& pa
     s->streamIndex = sidx_;
     body_.push_back(std::move(s));
     recordContiguity(v, t, q);
-    views_[{t, path.str()}] = {v, -1};
+    views_[{t, key}] = {v, -1};
     return std::make_pair(v, -1);
   };
   if (int q = o.positionOf(path); q >= 0) {
     if (path.isLogical()) {
       // A logical Stream axis: HirAliasSelect drops it (the dropped fusion axis is its position).
       TensorView* v = select(t, q, sidx_, false);
-      views_[{t, path.str()}] = {v, path.base[0]};
+      views_[{t, key}] = {v, path.base[0]};
       return {v, path.base[0]};
     }
     // The buffer has the Stream axis itself: the view holds one element of it.
