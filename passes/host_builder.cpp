@@ -1,8 +1,8 @@
 #include "passes/host_builder.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ir/error.h"
 #include "passes/fusion_utils.h"
@@ -126,9 +126,10 @@ HostUnit buildHostUnit(int id, const std::vector<const Expr*>& exprs,
   unit.id = id;
   unit.fusion = std::make_unique<Fusion>();
   Fusion& f = *unit.fusion;
-  std::map<const TensorView*, TensorView*> m;
-  std::map<const TensorView*, int> dropped;
-  std::set<const TensorView*> produced;
+  // Hash maps: a kernel of a large fusion holds thousands of exprs, and these are only looked up.
+  std::unordered_map<const TensorView*, TensorView*> m;
+  std::unordered_map<const TensorView*, int> dropped;
+  std::unordered_set<const TensorView*> produced;
   for (const Expr* e : exprs)
     for (const TensorView* o : e->outputs()) produced.insert(o);
   auto get = [&](const TensorView* ft, bool is_output) -> TensorView* {

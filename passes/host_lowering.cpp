@@ -2,7 +2,7 @@
 // fusion tensor gets a program tensor (same name, same axes), a standalone segment becomes a
 // host-evaluated op (resharding ones become communications in pass 7), a kernel segment becomes
 // `PostOnStream` of a HostUnit holding its exprs. Stream loops come in the next pass.
-#include <set>
+#include <unordered_set>
 
 #include "passes/fusion_utils.h"
 #include "passes/host_builder.h"
@@ -37,14 +37,14 @@ void lowerSegments(LoweringContext& ctx) {
       ctx.program.body().push_back(makeHostOp(c));
       continue;
     }
-    std::set<const TensorView*> produced, consumed;
+    std::unordered_set<const TensorView*> produced;
     std::vector<const Expr*> exprs(seg.exprs.begin(), seg.exprs.end());
     for (const Expr* e : exprs) {
       for (const TensorView* t : e->outputs()) produced.insert(t);
     }
     auto post = std::make_unique<PostOnStream>();
     post->hostUnit = next_unit;
-    std::set<const TensorView*> seen;
+    std::unordered_set<const TensorView*> seen;
     for (const Expr* e : exprs)
       for (const TensorView* t : e->inputs())
         if (!produced.count(t) && seen.insert(t).second) post->inputs.push_back(ctx.hostTensor.at(t));
@@ -56,7 +56,7 @@ void lowerSegments(LoweringContext& ctx) {
           if (std::find(exprs.begin(), exprs.end(), u) == exprs.end()) used_outside = true;
         if (used_outside) post->outputs.push_back(ctx.hostTensor.at(t));
       }
-    std::set<const TensorView*> boundary;
+    std::unordered_set<const TensorView*> boundary;
     for (TensorView* t : post->inputs) boundary.insert(ctx.origin.at(t).fusionTv);
     for (TensorView* t : post->outputs) boundary.insert(ctx.origin.at(t).fusionTv);
     ctx.program.hostUnits()[next_unit] = buildHostUnit(

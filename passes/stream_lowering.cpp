@@ -83,10 +83,11 @@ std::optional<StreamKey> streamKeyOf(const LoweringContext& ctx, const AxisGraph
 
 // For a kernel: how each fusion tensor it touches is chunked, backward from the Stream axes of
 // its outputs through its exprs. Seeded from the kernel's outputs only: an internal tensor's own
-// Stream annotation may come from another role of it and must not decide its chunking here.
-std::map<const TensorView*, AxisPath> kernelStreamPaths(const LoweringContext& ctx, const PostOnStream& p) {
+// Stream annotation may come from another role of it and must not decide its chunking here. A hash
+// map: a kernel of a large fusion touches thousands of tensors, and they are only looked up.
+std::unordered_map<const TensorView*, AxisPath> kernelStreamPaths(const LoweringContext& ctx, const PostOnStream& p) {
   const auto& exprs = ctx.unitExprs.at(p.hostUnit);
-  std::map<const TensorView*, AxisPath> path_of;
+  std::unordered_map<const TensorView*, AxisPath> path_of;
   for (const TensorView* o : p.outputs) {
     const TensorView* ft = ctx.origin.at(o).fusionTv;
     if (auto s = streamPathOf(ft)) path_of.emplace(ft, *s);
@@ -270,7 +271,7 @@ class LoopBuilder {
       if (e->type() == OpType::kReshape)
         throw NotLowerableError(tvLabel(e->output(0)) + " = view(...) inside a stream-parallel region: a reshape does "
                                 "not keep the Stream axis; move it out of the stream loop");
-    std::map<const TensorView*, AxisPath> paths = kernelStreamPaths(ctx_, p);
+    const std::unordered_map<const TensorView*, AxisPath> paths = kernelStreamPaths(ctx_, p);
     std::map<const TensorView*, int> dropped;
     auto pathOf = [&](const TensorView* ft) -> std::optional<AxisPath> {
       auto it = paths.find(ft);
