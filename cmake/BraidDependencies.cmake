@@ -1,6 +1,6 @@
 # Finds braid's dependencies. Required ones fail the configure step with the Debian package to
-# install; optional ones (Z3, Graphviz, libtorch, Gloo, CUDA, NCCL) default to "on if found" and are
-# reported at the end of configuration, so a reader knows what was left out and why.
+# install; optional ones (Z3, Graphviz, libtorch, Gloo, CUDA, NCCL, jemalloc) default to "on if
+# found" and are reported at the end of configuration, so a reader knows what was left out and why.
 include(CMakeDependentOption)
 find_package(PkgConfig)
 
@@ -45,6 +45,30 @@ if(BRAID_WITH_Z3 AND NOT TARGET z3::libz3)
   set_target_properties(z3::libz3 PROPERTIES IMPORTED_LOCATION ${BRAID_Z3_LIB}
                                              INTERFACE_INCLUDE_DIRECTORIES ${BRAID_Z3_INCLUDE})
 endif()
+
+# jemalloc: the allocator of braid's programs (the `braid` command, the benchmarks). Lowering and
+# verifying make and free many small objects: with glibc's malloc, lowering a 10,000-op fusion
+# spends about a third of its time allocating, and jemalloc halves the whole (docs/PERFORMANCE.md).
+# Off under the sanitizers, which bring their own allocator.
+find_library(BRAID_JEMALLOC_LIB jemalloc)
+set(BRAID_JEMALLOC_DEFAULT OFF)
+if(BRAID_JEMALLOC_LIB AND NOT BRAID_SANITIZE AND NOT BRAID_FUZZ)
+  set(BRAID_JEMALLOC_DEFAULT ON)
+endif()
+option(BRAID_WITH_JEMALLOC "Link the braid command and the benchmarks with jemalloc" ${BRAID_JEMALLOC_DEFAULT})
+if(BRAID_WITH_JEMALLOC AND NOT BRAID_JEMALLOC_LIB)
+  message(FATAL_ERROR "BRAID_WITH_JEMALLOC=ON but jemalloc was not found: apt-get install libjemalloc-dev")
+endif()
+if(BRAID_WITH_JEMALLOC AND (BRAID_SANITIZE OR BRAID_FUZZ))
+  message(FATAL_ERROR "BRAID_WITH_JEMALLOC=ON with the sanitizers: ASan needs its own allocator")
+endif()
+
+# braid_use_allocator(TARGET): link an executable with jemalloc where BRAID_WITH_JEMALLOC is on.
+function(braid_use_allocator target)
+  if(BRAID_WITH_JEMALLOC)
+    target_link_libraries(${target} PRIVATE ${BRAID_JEMALLOC_LIB})
+  endif()
+endfunction()
 
 # Graphviz (viz's layout).
 set(BRAID_GRAPHVIZ_FOUND FALSE)
@@ -146,7 +170,7 @@ endif()
 
 function(braid_report_features)
   message(STATUS "braid features:")
-  foreach(f Z3 GRAPHVIZ TORCH GLOO CUDA)
+  foreach(f Z3 GRAPHVIZ TORCH GLOO CUDA JEMALLOC)
     if(BRAID_WITH_${f})
       message(STATUS "  ${f}: on")
     else()

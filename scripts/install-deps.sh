@@ -10,6 +10,7 @@ packages=(
   libz3-dev libgraphviz-dev
   libtorch-dev libgloo-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libexpat1-dev
+  libjemalloc-dev
 )
 
 missing=()
