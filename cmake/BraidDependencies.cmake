@@ -50,7 +50,7 @@ endif()
 # verifying make and free many small objects: with glibc's malloc, lowering a 10,000-op fusion
 # spends about a third of its time allocating, and jemalloc halves the whole (docs/PERFORMANCE.md).
 # Off under the sanitizers, which bring their own allocator.
-find_library(BRAID_JEMALLOC_LIB jemalloc)
+find_library(BRAID_JEMALLOC_LIB jemalloc PATHS ${CMAKE_SOURCE_DIR}/.carry/lib)
 set(BRAID_JEMALLOC_DEFAULT OFF)
 if(BRAID_JEMALLOC_LIB AND NOT BRAID_SANITIZE AND NOT BRAID_FUZZ)
   set(BRAID_JEMALLOC_DEFAULT ON)
@@ -64,9 +64,11 @@ if(BRAID_WITH_JEMALLOC AND (BRAID_SANITIZE OR BRAID_FUZZ))
 endif()
 
 # braid_use_allocator(TARGET): link an executable with jemalloc where BRAID_WITH_JEMALLOC is on.
+# A static jemalloc (.carry/lib on the GPU machines, scripts/fill-carry.sh) needs threads and dl.
 function(braid_use_allocator target)
   if(BRAID_WITH_JEMALLOC)
-    target_link_libraries(${target} PRIVATE ${BRAID_JEMALLOC_LIB})
+    find_package(Threads REQUIRED)
+    target_link_libraries(${target} PRIVATE ${BRAID_JEMALLOC_LIB} Threads::Threads ${CMAKE_DL_LIBS})
   endif()
 endfunction()
 
