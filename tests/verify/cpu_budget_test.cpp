@@ -1,0 +1,156 @@
+// The CPU budget of a Z3 query (verify/parametric/cpu_budget.h): the watchdog interrupts a query
+// that has used its CPU time, time spent off the CPU does not count, and a query under budget is
+// answered.
+#include <gtest/gtest.h>
+
+#if BRAID_HAVE_Z3
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "verify/parametric/cpu_budget.h"
+
+namespace braid::verify::parametric {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+QueryBudget budget(milliseconds cpu, milliseconds wall) {
+  QueryBudget b;
+  b.cpu = cpu;
+  b.wall = wall;
+  return b;
+}
+
+// x^3 + y^3 = z^3 over positive integers: Fermat's case n = 3, which Z3's nonlinear arithmetic
+// does not decide; it searches until stopped.
+z3::expr undecidedCubes(z3::context& c) {
+  z3::expr x = c.int_const("x"), y = c.int_const("y"), z = c.int_const("z");
+  return x >= 1 && y >= 1 && z >= 1 && x * x * x + y * y * y == z * z * z;
+}
+
+// x * y == 2 * x * y + 1 with x, y >= 1: nonlinear and unsatisfiable, decided at once.
+z3::expr decidedProduct(z3::context& c) {
+  z3::expr x = c.int_const("x"), y = c.int_const("y");
+  return x >= 1 && y >= 1 && x * y == 2 * x * y + 1;
+}
+
+TEST(CpuBudget, ABusyThreadIsInterruptedOnceItsCpuIsSpent) {
+  BudgetWatchdog dog;
+  std::atomic<bool> stop{false};
+  std::atomic<int> interrupts{0};
+  BudgetEnd end = dog.run(
+      budget(50ms, 600s),
+      [&] {
+        while (!stop.load()) {
+        }
+      },
+      [&] {
+        ++interrupts;
+        stop = true;
+      });
+  EXPECT_EQ(end, BudgetEnd::kCpuSpent);
+  EXPECT_GE(dog.lastCpu(), 50ms);
+  EXPECT_GE(interrupts.load(), 1);
+}
+
+// A thread that waits uses no CPU: the CPU budget never runs out, and only the wall-clock ceiling
+// ends the run. (A starved or preempted thread is in the same state as far as its CPU clock goes.)
+TEST(CpuBudget, TimeOffTheCpuDoesNotSpendTheBudget) {
+  BudgetWatchdog dog;
+  std::mutex m;
+  std::condition_variable cv;
+  bool interrupted = false;
+  auto t0 = std::chrono::steady_clock::now();
+  BudgetEnd end = dog.run(
+      budget(20ms, 300ms),
+      [&] {
+        std::unique_lock<std::mutex> lk(m);
+        cv.wait(lk, [&] { return interrupted; });
+      },
+      [&] {
+        {
+          std::lock_guard<std::mutex> lk(m);
+          interrupted = true;
+        }
+        cv.notify_all();
+      });
+  EXPECT_EQ(end, BudgetEnd::kWallCeiling);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms);
+  EXPECT_LT(dog.lastCpu(), 20ms);
+}
+
+TEST(CpuBudget, WorkThatEndsInTimeIsNeverInterrupted) {
+  BudgetWatchdog dog;
+  std::atomic<int> interrupts{0};
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(dog.run(budget(1000ms, 20000ms), [] {}, [&] { ++interrupts; }), BudgetEnd::kInTime);
+  std::this_thread::sleep_for(20ms);  // nor later
+  EXPECT_EQ(interrupts.load(), 0);
+}
+
+// The clock reads another thread's CPU time: a blocked thread's stands still.
+TEST(CpuBudget, AThreadCpuClockIgnoresBlockedTime) {
+  std::promise<ThreadCpuClock> clock;
+  std::promise<void> release;
+  std::thread t([&] {
+    clock.set_value(ThreadCpuClock::ofCallingThread());
+    release.get_future().wait();
+  });
+  ThreadCpuClock c = clock.get_future().get();
+  auto before = c.now();
+  std::this_thread::sleep_for(100ms);
+  auto after = c.now();
+  release.set_value();
+  t.join();
+  EXPECT_LT(after - before, 10ms);
+}
+
+// Checks `q` in a solver of its own within `b`.
+z3::check_result checkAlone(const z3::expr& q, BudgetWatchdog& dog, const QueryBudget& b, std::string& reason) {
+  z3::solver s(q.ctx());
+  s.add(q);
+  return checkWithin(dog, s, b, reason);
+}
+
+TEST(Z3CpuBudget, AQueryThatWouldRunLongEndsUnknownWhenItsCpuIsSpent) {
+  z3::context c;
+  BudgetWatchdog dog;
+  std::string reason;
+  EXPECT_EQ(checkAlone(undecidedCubes(c), dog, budget(200ms, 600s), reason), z3::unknown);
+  EXPECT_EQ(reason, "CPU budget of 200 ms spent");
+  EXPECT_GE(dog.lastCpu(), 200ms);
+  // The context stays usable: the interrupt ended that check only.
+  EXPECT_EQ(checkAlone(decidedProduct(c), dog, QueryBudget::ofCpuMs(4000), reason), z3::unsat);
+  EXPECT_EQ(reason, "");
+}
+
+TEST(Z3CpuBudget, AQueryUnderBudgetIsAnswered) {
+  z3::context c;
+  BudgetWatchdog dog;
+  std::string reason = "stale";
+  EXPECT_EQ(checkAlone(decidedProduct(c), dog, QueryBudget::ofCpuMs(4000), reason), z3::unsat);
+  EXPECT_EQ(reason, "");
+  z3::expr x = c.int_const("x"), y = c.int_const("y");
+  EXPECT_EQ(checkAlone(x * y == 6 && x > 1 && y > 1, dog, QueryBudget::ofCpuMs(4000), reason), z3::sat);
+  EXPECT_EQ(reason, "");
+}
+
+TEST(Z3CpuBudget, TheWallClockCeilingIsNamedWhenItEndsTheQuery) {
+  z3::context c;
+  BudgetWatchdog dog;
+  std::string reason;
+  // A CPU budget the query cannot spend within the ceiling.
+  EXPECT_EQ(checkAlone(undecidedCubes(c), dog, budget(600s, 100ms), reason), z3::unknown);
+  EXPECT_EQ(reason.rfind("wall-clock ceiling of 100 ms reached (", 0), 0u) << reason;
+}
+
+}  // namespace
+}  // namespace braid::verify::parametric
+
+#endif  // BRAID_HAVE_Z3
