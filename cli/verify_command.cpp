@@ -3,10 +3,11 @@
 // every value of the sizes left symbolic and of numberOfStreams, or finds a counterexample that
 // the bounded checker confirms. --mode auto (the default) picks parametric when symbols stay
 // unbound, bounded otherwise. Exit 0 correct / proven, 1 a bug was found, 2 bad input,
-// 4 inconclusive (parametric: unknown, timeout, unsupported construct, unconfirmed candidate).
+// 4 inconclusive (parametric: unknown, CPU budget spent, unsupported construct, unconfirmed candidate).
 // `--dot FILE` draws the findings over the happens-before graph (viz/hb_graph.h). Warnings and
 // notes alone do not fail. `--rank-program R=FILE` gives a rank its own program
 // (nvFuser prints one per device); the bounded checker runs them.
+#include <cmath>
 #include <iostream>
 
 #include "catalog/workload.h"
@@ -38,11 +39,16 @@ struct VerifyArgs {
   std::string dot;
   std::string mode = "auto";
   int64_t maxStreams = 8;
-  double timeout = 4;
+  double queryCpuSec = 4;  // --timeout: CPU seconds per Z3 attempt
   unsigned resourceLimit = 0;
   WorkloadFlags flags;
   BudgetFlags budget;
 };
+
+// --timeout's range, CPU seconds per Z3 attempt: a millisecond (the budget's resolution:
+// QueryBudget::ofCpuMs) to a day (the wall-clock ceiling, 20x, then stays within a month).
+constexpr double kMinQueryCpuSec = 0.001;
+constexpr double kMaxQueryCpuSec = 86400;
 
 // Small default sizes: the checker is exact for the sizes it is given, and the sizes do not change
 // a schedule's synchronization.
@@ -114,8 +120,12 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--max-streams", args->maxStreams,
                      "parametric: the bound of the per-numberOfStreams fallback (default 8)")
           ->check(streamCount());
-      sub.add_option("--timeout", args->timeout, "parametric: seconds per Z3 attempt (default 4; a query Z3 answers unknown is asked twice more, in fresh solvers)")
-          ->check(CLI::Range(0.001, 86400.0));
+      sub.add_option("--timeout", args->queryCpuSec,
+                     "parametric: CPU seconds per Z3 attempt, 0.001 to 86400 (default 4), measured on the solving "
+                     "thread's CPU clock so that a loaded machine gets the same answers; a wall-clock ceiling of 20x "
+                     "ends a starved run; a query Z3 answers unknown, or whose budget runs out, is asked twice more "
+                     "in fresh solvers, then its property is unknown (exit 4)")
+          ->check(CLI::Range(kMinQueryCpuSec, kMaxQueryCpuSec));
       sub.add_option("--resource-limit", args->resourceLimit,
                      "parametric: Z3's deterministic work limit per solver (rlimit; default none), for runs that "
                      "must give the same answer on every machine");
@@ -133,7 +143,9 @@ BRAID_REGISTER_COMMAND(Command{
         if (f.has(f.streams) && f.streams <= 0) throw Error("--streams must be positive");
         if (args->ranks < 0) throw Error("--ranks must be positive");
         if (args->maxStreams < 1) throw Error("--max-streams must be positive");
-        if (args->timeout <= 0) throw Error("--timeout must be positive");
+        // (CLI::Range lets "nan" through: every comparison with it is false.)
+        if (!(args->queryCpuSec >= kMinQueryCpuSec && args->queryCpuSec <= kMaxQueryCpuSec))
+          throw Error("--timeout must be between 0.001 and 86400 CPU seconds");
         if (!args->dot.empty()) viz::pictureFormatOf(args->dot);  // a bad extension fails before the work
         auto mode = verify::parseVerifyMode(args->mode);
         if (!mode) throw Error("--mode must be auto, bounded or parametric, got '" + args->mode + "'");
@@ -182,7 +194,7 @@ BRAID_REGISTER_COMMAND(Command{
           o.parametric.streams = it->second;
         o.parametric.maxStreams = args->maxStreams;
         for (const auto& a : args->assumptions) o.parametric.assumptions.push_back(parseScalar(a, "--assume"));
-        o.parametric.timeoutMs = static_cast<unsigned>(args->timeout * 1000);
+        o.parametric.queryCpuMs = static_cast<unsigned>(std::llround(args->queryCpuSec * 1000));
         o.parametric.resourceLimit = args->resourceLimit;
         if (verify::chooseMode(p, o) == verify::VerifyMode::kParametric && !verify::parametricAvailable())
           throw Error("braid was built without Z3 (BRAID_WITH_Z3=OFF): parametric mode is unavailable");

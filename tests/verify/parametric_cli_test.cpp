@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "passes/pass_manager.h"
+#include "tests/support/bad_input.h"
 #include "tests/support/cli_runner.h"
 #include "tests/verify/catalog_mutations.h"
 #include "tests/verify/parametric_test_util.h"
@@ -73,6 +74,34 @@ TEST(ParametricCli, InconclusiveExitsFour) {
   EXPECT_EQ(r.rc, 4) << r.out << r.err;
   EXPECT_EQ(r.out.find("\nPROVEN"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NOT PROVEN"), std::string::npos) << r.out;
+}
+
+// The smallest budget (--timeout 0.001: a millisecond of CPU per Z3 attempt) ends the proof
+// unknown, naming the budget: the size rule of this example needs far more than a millisecond,
+// and Z3 is handed no timer of its own that could hang (verify/parametric/cpu_budget.h).
+TEST(ParametricCli, AMillisecondBudgetEndsUnknownAndNamesTheBudget) {
+  std::string f = braid::testing::examplePath("matmul_reducescatter_4ranks.hir");
+  auto r = runBraid("verify " + f + " --assume 'i0 % 16 == 0' --timeout 0.001");
+  EXPECT_EQ(r.rc, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("NOT PROVEN:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nPROVEN:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bindings (unknown)"), std::string::npos) << r.out;
+  // On a loaded machine the wall-clock ceiling (20 ms) may end a query first.
+  EXPECT_TRUE(r.out.find("(CPU budget of 1 ms spent)") != std::string::npos ||
+              r.out.find("(wall-clock ceiling of 20 ms reached") != std::string::npos)
+      << r.out;
+}
+
+TEST(ParametricCli, TheBudgetMustBeAMillisecondToADay) {
+  std::string f = verifyDataPath("copy_sync_loop.hir");
+  braid::testing::expectBadInput({
+      {"verify " + f + " --timeout 0", "--timeout"},
+      {"verify " + f + " --timeout -1", "--timeout"},
+      {"verify " + f + " --timeout 0.0004", "--timeout"},
+      {"verify " + f + " --timeout 86401", "--timeout"},
+      {"verify " + f + " --timeout nan", "--timeout must be between 0.001 and 86400 CPU seconds"},
+      {"verify " + f + " --timeout soon", "--timeout"},
+  });
 }
 
 TEST(ParametricCli, AssumptionsAreStated) {

@@ -6,6 +6,7 @@
 
 #if BRAID_HAVE_Z3
 
+#include "ir/scalar_parser.h"
 #include "tests/verify/parametric_test_util.h"
 
 namespace braid::verify {
@@ -154,6 +155,28 @@ TEST(ParametricHonesty, UndecidedQueriesAreNeverProofs) {
   }
   EXPECT_TRUE(someUnknown) << formatParametricReport(r);
   EXPECT_EQ(formatParametricReport(r).find("\nPROVEN:"), std::string::npos);
+}
+
+// A query that spends its CPU budget is unknown, and the verdict says that the budget ran out.
+// The ReduceScatter size rule of this example (a symbolic extent times a symbolic quotient) needs
+// far more than a millisecond of CPU; the other queries of the program need less.
+TEST(ParametricHonesty, ASpentCpuBudgetIsNamedAndNeverAProof) {
+  ParametricOptions o;
+  o.assumptions.push_back(parseScalar("i0 % 16 == 0"));
+  o.queryCpuMs = 1;
+  o.attempts = 1;
+  o.maxStreams = 2;
+  ParametricResult r = proveFile(examplePath("matmul_reducescatter_4ranks.hir"), o);
+  EXPECT_FALSE(r.proven());
+  EXPECT_FALSE(r.bugFound());
+  EXPECT_EQ(parametricExitCode(r), 4);
+  EXPECT_EQ(property(r, "bindings")->status, ClaimStatus::kUnknown);
+  std::string report = formatParametricReport(r);
+  EXPECT_EQ(report.find("\nPROVEN:"), std::string::npos);
+  // On a loaded machine the wall-clock ceiling (20 ms here) may end a query first.
+  EXPECT_TRUE(report.find("CPU budget of 1 ms spent") != std::string::npos ||
+              report.find("wall-clock ceiling of 20 ms reached") != std::string::npos)
+      << report;
 }
 
 // A fixed stream count is stated as such.

@@ -286,7 +286,6 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
   ++deadlock.queries;
   ++queries_;
   z3::solver dl(m_.ctx);
-  dl.set("timeout", o_.timeoutMs);
   if (o_.resourceLimit > 0) dl.set("rlimit", o_.resourceLimit);
   std::vector<z3::expr> s, e;
   for (size_t i = 0; i < insts.size(); ++i) {
@@ -371,7 +370,8 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
     }
     track(f, "rendezvous: " + members + " all start before any completes");
   }
-  z3::check_result r = dl.check();
+  std::string unknownReason;
+  z3::check_result r = checkWithin(dog_, dl, QueryBudget::ofCpuMs(o_.queryCpuMs), unknownReason);
   if (r == z3::sat) {
     deadlock.notes.push_back("enumerated " + std::to_string(insts.size()) +
                              " communications on all ranks: a schedule exists with every communicator's order and every "
@@ -380,7 +380,7 @@ void Prover::checkCollectives(PropertyState& matching, PropertyState& deadlock) 
   }
   if (r == z3::unknown) {
     ++deadlock.unknown;
-    deadlock.notes.push_back("Z3 returned unknown on the rendezvous system (" + dl.reason_unknown() + ")");
+    deadlock.notes.push_back("Z3 returned unknown on the rendezvous system (" + unknownReason + ")");
     return;
   }
   Candidate cand;

@@ -6,8 +6,8 @@
 // Ranks are enumerated symbolically: the rank is one Z3 variable ranging over 0..D-1. The stream
 // count is symbolic first; properties Z3 cannot decide that way are retried for every S up to
 // a bound, and the verdict says which scope was achieved. Nothing is claimed that was not
-// proved: unknown answers, timeouts, unconfirmed candidates and constructs the encoding does not
-// model are reported as such.
+// proved: unknown answers, queries that ran out of their CPU budget, unconfirmed candidates and
+// constructs the encoding does not model are reported as such.
 //
 // This header does not need Z3; the implementation exists when braid is built with
 // BRAID_WITH_Z3 (parametricAvailable()).
@@ -30,7 +30,9 @@ struct ParametricOptions {
   int64_t ranks = 0;                // D; 0: from the program's meshes and teams
   std::optional<int64_t> streams;   // a fixed numberOfStreams; nullopt: every S >= 1
   int64_t maxStreams = 8;           // the bound of the per-S fallback
-  unsigned timeoutMs = 4000;        // per Z3 query (per attempt)
+  // CPU milliseconds per Z3 query (per attempt) of the solving thread, so that the answers do not
+  // depend on the machine's load; a wall-clock ceiling of 20x ends a starved one (cpu_budget.h).
+  unsigned queryCpuMs = 4000;
   unsigned attempts = 3;            // checks per query when Z3 answers unknown (restarts.h); 1: no retry
   unsigned resourceLimit = 0;       // Z3's deterministic work limit per solver (rlimit); 0: none
   bool replay = true;               // replay counterexamples through the bounded checker
@@ -39,7 +41,7 @@ struct ParametricOptions {
 enum class ClaimStatus {
   kProven,    // unsatisfiable violation queries: holds in the whole scope
   kViolated,  // a counterexample the bounded checker confirmed
-  kUnknown,   // Z3 answered unknown / timed out, or a candidate was not confirmed
+  kUnknown,   // Z3 answered unknown / ran out of its budget, or a candidate was not confirmed
   kUnsupported,  // the program uses a construct the encoding does not model
 };
 const char* claimStatusName(ClaimStatus s);

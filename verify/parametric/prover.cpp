@@ -19,8 +19,6 @@ bool dumpQueries() {
 
 Prover::Prover(const HostProgram& p, ProgramModel& m, const ParametricOptions& o)
     : p_(p), m_(m), o_(o), order_(m.ctx), plain_(m.ctx), enc_(m, order_) {
-  order_.set("timeout", o.timeoutMs);
-  plain_.set("timeout", o.timeoutMs);
   if (o.resourceLimit > 0) {
     order_.set("rlimit", o.resourceLimit);
     plain_.set("rlimit", o.resourceLimit);
@@ -73,15 +71,23 @@ z3::check_result Prover::ask(z3::solver& s, const z3::expr& q) {
   s.add(q);
   Restarts how;
   how.attempts = std::max(1u, o_.attempts);
-  // The refinement solver has a quarter of the time (refined()).
-  how.timeoutMs = &s == refinedSolver_.get() ? std::max(1u, o_.timeoutMs / 4) : o_.timeoutMs;
+  how.cpuMs = cpuMsFor(s);
   how.resourceLimit = o_.resourceLimit;
-  z3::check_result r = checkWithRestarts(s, how, lastUnknown_);
+  z3::check_result r = checkWithRestarts(dog_, s, how, lastUnknown_);
   s.pop();
   if (dumpQueries())
     std::fprintf(stderr, "ask %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return r;
+}
+
+z3::check_result Prover::checkOnce(z3::solver& s) {
+  std::string reason;
+  return checkWithin(dog_, s, QueryBudget::ofCpuMs(cpuMsFor(s)), reason);
+}
+
+unsigned Prover::cpuMsFor(const z3::solver& s) const {
+  return &s == refinedSolver_.get() ? std::max(1u, o_.queryCpuMs / 4) : o_.queryCpuMs;
 }
 
 void Prover::tryChainLemmas() {
@@ -108,8 +114,7 @@ z3::solver& Prover::refined() {
   if (!refinedSolver_) {
     refinedSolver_ = std::make_unique<z3::solver>(m_.ctx);
     // Refinement only decides candidates the main encoding already found: it gets a quarter of
-    // the time of a query.
-    refinedSolver_->set("timeout", std::max(1u, o_.timeoutMs / 4));
+    // the CPU budget of a query (cpuMsFor).
     if (o_.resourceLimit > 0) refinedSolver_->set("rlimit", o_.resourceLimit);
     refinedSolver_->add(m_.domain);
     refinedEnc_ = std::make_unique<Encoding>(m_, *refinedSolver_);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "verify/parametric/cpu_budget.h"
 #include "verify/parametric/encoding.h"
 #include "verify/parametric/model.h"
 #include "verify/parametric/parametric_checker.h"
@@ -57,7 +58,7 @@ struct PropertyState {
   std::string name;
   std::string meaning;
   int64_t queries = 0;
-  int64_t unknown = 0;      // Z3 gave no answer (timeout, incompleteness)
+  int64_t unknown = 0;      // Z3 gave no answer (budget spent, incompleteness)
   int64_t unconfirmed = 0;  // satisfiable, but the bounded checker did not confirm the witness
   int64_t violated = 0;     // confirmed counterexamples
   bool unsupported = false;
@@ -90,6 +91,11 @@ class Prover {
   // Asks whether `q` is satisfiable together with the solver's assertions; an unknown answer is
   // asked again in fresh solvers (restarts.h), and its reason is left in lastUnknown_.
   z3::check_result ask(z3::solver& s, const z3::expr& q);
+  // One check of the solver's assertions as they stand, within the query budget (no retry): for
+  // extracting models.
+  z3::check_result checkOnce(z3::solver& s);
+  // The CPU milliseconds of a query on `s`: the refinement solver has a quarter (refined()).
+  unsigned cpuMsFor(const z3::solver& s) const;
   // An ordering query: unsatisfiable proves it; satisfiable first tries chain lemmas and more
   // instances, then becomes a candidate.
   void orderingQuery(PropertyState& st, const z3::expr& q, const Candidate& c);
@@ -118,6 +124,7 @@ class Prover {
   const HostProgram& p_;
   ProgramModel& m_;
   const ParametricOptions& o_;
+  BudgetWatchdog dog_;  // every check's budget (Z3 is given no timeout of its own: cpu_budget.h)
   z3::solver order_;
   z3::solver plain_;
   Encoding enc_;

@@ -355,7 +355,7 @@ bool SymbolicRun::equalTerms(const z3::expr& a, const z3::expr& b) {
   for (const auto& [lv, term] : loops_) scratch_.add(lv->var >= lv->begin && lv->var < lv->end);
   for (const auto& [var, lo, hi] : summarizing_) scratch_.add(var >= lo && var < hi);
   scratch_.add(x != y);
-  bool same = scratch_.check() == z3::unsat;
+  bool same = scratchUnsat();
   scratch_.pop();
   return same;
 }

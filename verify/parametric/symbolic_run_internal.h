@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "ir/semantics/buffer_rules.h"
 #include "ir/semantics/interpreter.h"
+#include "verify/parametric/cpu_budget.h"
 #include "verify/parametric/host_state.h"
 #include "verify/parametric/liveness.h"
 #include "verify/parametric/model.h"
@@ -49,13 +50,18 @@ inline bool mentionsAny(const z3::expr& e, const std::set<std::string>& names) {
 class SymbolicRun {
  public:
   SymbolicRun(const HostProgram& p, ProgramModel& m, const ModelOptions& o)
-      : p_(p), m_(m), o_(o), c_(m.ctx), tr_(m.ctx), pc_(m.ctx.bool_val(true)), scratch_(m.ctx) {
-    scratch_.set("timeout", 300u);
-  }
+      : p_(p), m_(m), o_(o), c_(m.ctx), tr_(m.ctx), pc_(m.ctx.bool_val(true)), scratch_(m.ctx) {}
 
   void run();
 
  private:
+  // Whether the scratch solver's assertions are unsatisfiable, within 300 ms of CPU; an unknown
+  // answer is "not shown" (the caller keeps the condition, or the difference).
+  bool scratchUnsat() {
+    std::string reason;
+    return checkWithin(dog_, scratch_, QueryBudget::ofCpuMs(300), reason) == z3::unsat;
+  }
+
   // ---- terms ----
   z3::expr num(int64_t v) { return c_.int_val(v); }
   z3::expr tru() { return c_.bool_val(true); }
@@ -99,7 +105,7 @@ class SymbolicRun {
       scratch_.push();
       scratch_.add(m_.domain);
       scratch_.add(!cond);
-      bool implied = scratch_.check() == z3::unsat;
+      bool implied = scratchUnsat();
       scratch_.pop();
       if (implied) continue;
       m_.domain = conj(m_.domain, cond);
@@ -463,6 +469,7 @@ class SymbolicRun {
   std::map<std::string, int64_t> poolIds_;
   std::set<std::string> divisorsSeen_;
   z3::solver scratch_;
+  BudgetWatchdog dog_;
   // Coalescing (StartCoalescing .. EndCoalescing, within one scope).
   bool coalescing_ = false;
   const Stmt* coalesceStart_ = nullptr;

@@ -226,7 +226,7 @@ bool Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, cons
     for (const auto& v : enc_.I()) s.add(v >= lo && v <= hi);
     for (const auto& v : enc_.J()) s.add(v >= lo && v <= hi);
     ++queries_;
-    if (s.check() == z3::sat) mdl = s.get_model();
+    if (checkOnce(s) == z3::sat) mdl = s.get_model();
     s.pop();
     if (mdl) break;
   }
@@ -234,7 +234,7 @@ bool Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, cons
     s.push();
     s.add(q);
     ++queries_;
-    if (s.check() == z3::sat) mdl = s.get_model();
+    if (checkOnce(s) == z3::sat) mdl = s.get_model();
     s.pop();
   }
   if (!mdl) {
