@@ -189,6 +189,19 @@ TEST(ParametricScope, FixedStreamCount) {
   EXPECT_NE(r.scope().find("i0 >= 1, i2 >= 1"), std::string::npos) << r.scope();
 }
 
+// A property proven only stream count by stream count (what a small budget leaves more of) is in
+// the PROVEN line and named as proven up to the bound only.
+TEST(ParametricScope, APropertyProvenOnlyUpToTheStreamBoundIsNamed) {
+  ParametricResult r;
+  r.ranks = 2;
+  r.streamScope = "numberOfStreams >= 1 (numberOfStreams = 1..8 for some properties)";
+  r.properties = {{.name = "races", .scope = "numberOfStreams = 1..8"}, {.name = "joins", .scope = "numberOfStreams >= 1"}};
+  ASSERT_TRUE(r.proven());
+  std::string report = formatParametricReport(r);
+  EXPECT_NE(report.find("PROVEN: races, joins\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("proven only for numberOfStreams up to the bound: races\n"), std::string::npos) << report;
+}
+
 }  // namespace
 }  // namespace braid::verify
 

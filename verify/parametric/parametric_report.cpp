@@ -19,9 +19,10 @@ std::string bindingsText(const Witness& w) {
 }
 
 std::string verdictText(const ParametricResult& r) {
-  std::vector<std::string> proven, boundedOnly, violated, open;
+  std::vector<std::string> proven, boundedOnly, everyProven, violated, open;
   for (const auto& p : r.properties) {
     if (p.status == ClaimStatus::kProven) {
+      everyProven.push_back(p.name);
       (p.scope.find("1..") != std::string::npos ? boundedOnly : proven).push_back(p.name);
     } else if (p.status == ClaimStatus::kViolated) {
       violated.push_back(p.name);
@@ -34,7 +35,11 @@ std::string verdictText(const ParametricResult& r) {
   if (r.bugFound()) {
     os << "BUG: " << joinText(violated, ", ") << " violated (counterexample confirmed by the bounded checker)\n";
   } else if (r.proven()) {
-    os << "PROVEN: " << joinText(proven, ", ") << "\n  " << where << "\n";
+    // A property Z3 decided only stream count by stream count (a small --timeout makes more of
+    // them) is proven within the bound only: named as such, never left out of the verdict.
+    os << "PROVEN: " << joinText(everyProven, ", ") << "\n  " << where << "\n";
+    if (!boundedOnly.empty())
+      os << "  proven only for numberOfStreams up to the bound: " << joinText(boundedOnly, ", ") << "\n";
     return os.str();
   } else {
     os << "NOT PROVEN: " << joinText(open, ", ") << "\n";
