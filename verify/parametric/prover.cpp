@@ -82,8 +82,7 @@ z3::check_result Prover::ask(z3::solver& s, const z3::expr& q) {
 }
 
 z3::check_result Prover::checkOnce(z3::solver& s) {
-  std::string reason;
-  return checkWithin(dog_, s, QueryBudget::ofCpuMs(cpuMsFor(s)), reason);
+  return checkWithin(dog_, s, QueryBudget::ofCpuMs(cpuMsFor(s)), lastUnknown_);
 }
 
 unsigned Prover::cpuMsFor(const z3::solver& s) const {

@@ -92,7 +92,7 @@ class Prover {
   // asked again in fresh solvers (restarts.h), and its reason is left in lastUnknown_.
   z3::check_result ask(z3::solver& s, const z3::expr& q);
   // One check of the solver's assertions as they stand, within the query budget (no retry): for
-  // extracting models.
+  // extracting models. An unknown answer's reason is left in lastUnknown_.
   z3::check_result checkOnce(z3::solver& s);
   // The CPU milliseconds of a query on `s`: the refinement solver has a quarter (refined()).
   unsigned cpuMsFor(const z3::solver& s) const;

@@ -240,7 +240,8 @@ bool Prover::candidate(PropertyState& st, z3::solver& s, const z3::expr& q, cons
   if (!mdl) {
     if (!final) return false;
     ++st.unknown;
-    st.notes.push_back("no model could be extracted for: " + c.summary);
+    st.notes.push_back("no model could be extracted (" + (lastUnknown_.empty() ? std::string("unsatisfiable") : lastUnknown_) +
+                       ") for: " + c.summary);
     return true;
   }
   Candidate ordered = c;
