@@ -12,8 +12,6 @@
 #include <mutex>
 #include <thread>
 
-#include "ir/scalar_parser.h"
-#include "tests/verify/parametric_test_util.h"
 #include "verify/parametric/cpu_budget.h"
 #include "verify/parametric/restarts.h"
 
@@ -189,8 +187,9 @@ bool progressesWithin(std::chrono::seconds guard, std::function<void(const std::
 }
 
 // Z3 4.8.12's own timer deadlocked with a timeout of a millisecond (cpu_budget.h says why): the
-// first check of this query never returned. The budget hands Z3 no timer, so the same queries,
-// and whole proofs, with a budget of a millisecond all end, unknown.
+// first check of this query never returned. The budget hands Z3 no timer, so the same queries
+// with a budget of a millisecond all end, unknown. (Whole proofs with that budget:
+// ParametricHonesty.ASpentCpuBudgetIsNamedAndNeverAProof and ParametricCli.)
 TEST(Z3CpuBudget, AMillisecondBudgetNeverHangs) {
   // Shared with the worker, which a hang leaves behind.
   auto unknown = std::make_shared<std::atomic<int>>(0);
@@ -200,7 +199,7 @@ TEST(Z3CpuBudget, AMillisecondBudgetNeverHangs) {
     std::string reason;
     Restarts how;
     how.cpuMs = 1;
-    for (int i = 0; i < 20; ++i) {
+    for (int i = 0; i < 10; ++i) {
       z3::solver s(c);
       s.add(undecidedCubes(c));
       // (On a loaded machine the ceiling of 20 ms may come first: either way the budget ended it.)
@@ -209,20 +208,7 @@ TEST(Z3CpuBudget, AMillisecondBudgetNeverHangs) {
     }
   });
   ASSERT_TRUE(ended) << "a check with a budget of 1 ms did not return within 30 s";
-  EXPECT_EQ(unknown->load(), 20);
-
-  auto open = std::make_shared<std::atomic<int>>(0);
-  ended = progressesWithin(60s, [open](const std::function<void()>& tick) {
-    ParametricOptions o;
-    o.assumptions.push_back(parseScalar("i0 % 16 == 0"));
-    o.queryCpuMs = 1;
-    o.maxStreams = 2;
-    ParametricResult r = testing::proveFile(testing::examplePath("matmul_reducescatter_4ranks.hir"), o);
-    if (!r.proven() && !r.bugFound()) ++*open;  // its size rule needs far more than 1 ms
-    tick();
-  });
-  ASSERT_TRUE(ended) << "a proof with a budget of 1 ms per query did not end within 60 s";
-  EXPECT_EQ(open->load(), 1);
+  EXPECT_EQ(unknown->load(), 10);
 }
 
 }  // namespace
