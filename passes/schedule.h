@@ -5,7 +5,6 @@
 #pragma once
 
 #include <optional>
-#include <ranges>
 #include <string>
 #include <vector>
 
@@ -33,8 +32,19 @@ struct AxisRange {
   int operator[](size_t i) const { return first + static_cast<int>(i); }
   int front() const { return first; }
   int back() const { return first + count - 1; }
-  auto begin() const { return std::views::iota(first, first + count).begin(); }
-  auto end() const { return std::views::iota(first, first + count).end(); }
+  // For range-for over the positions. Not std::views::iota: clang 14 (the fuzz build) cannot
+  // compile libstdc++ 12's <ranges>.
+  struct Iterator {
+    int at = 0;
+    int operator*() const { return at; }
+    Iterator& operator++() {
+      ++at;
+      return *this;
+    }
+    bool operator==(const Iterator& o) const = default;
+  };
+  Iterator begin() const { return {first}; }
+  Iterator end() const { return {first + count}; }
   bool operator==(const AxisRange& o) const = default;
 };
 
