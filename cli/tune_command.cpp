@@ -157,6 +157,7 @@ int runTune(const TuneArgs& args) {
     co.ranks = applyWorkloadFlags(base.flags, simDefaults()).devices;
     co.target = base.target;
     co.workloadArgs = args.workloadArgs;
+    co.graph = args.sim.graph;
     // braid run's size and dtype defaults are not tune's (sim's): pass on what was simulated.
     const WorkloadFlags& f = base.flags;
     const WorkloadParams d = simDefaults();
@@ -196,6 +197,9 @@ BRAID_REGISTER_COMMAND(Command{
       addMachineFlags(sub, s);
       sub.add_flag("--json", s.json, "print the ranking as one JSON object");
       sub.add_flag("--no-fold", s.noFold, "simulate every rank even when ranks provably do the same work");
+      sub.add_flag("--graph", s.graph,
+                   "rank predicted CUDA-graph replays (sim --graph: no host issue); with --confirm, measure "
+                   "replays (braid run --graph, --backend cuda)");
       std::vector<CLI::Option*> before = sub.get_options();
       addWorkloadFlags(sub, s.flags, simDefaults());
       // What tune searches replaces the single-valued workload flags.
@@ -225,6 +229,8 @@ BRAID_REGISTER_COMMAND(Command{
       return [args, workload, confirm, backend, repeat] {
         if (!confirm->count() && (backend->count() || repeat->count()))
           throw Error(std::string(backend->count() ? "--backend" : "--repeat") + " needs --confirm");
+        if (args->sim.graph && confirm->count() && args->backend != "cuda")
+          throw Error("--graph with --confirm needs --backend cuda: braid run replays CUDA graphs only on GPUs");
         for (CLI::Option* o : workload) {
           if (!o->count()) continue;
           if (o->get_expected_min() == 0) {  // a flag

@@ -88,6 +88,7 @@ std::vector<std::string> confirmRunArgs(const ConfirmOptions& o, const sim::Swee
                                std::string("--repeat"), std::to_string(o.repeat), std::string("--timeout"),
                                std::to_string(o.timeoutSec)})
     a.push_back(s);
+  if (o.graph) a.push_back("--graph");
   a.push_back("--no-check");
   a.push_back("--no-poison");
   return a;

@@ -20,6 +20,7 @@ struct ConfirmOptions {
   std::string target;            // the workload
   std::vector<std::string> workloadArgs;  // the workload flags given to tune, as arguments
   int64_t timeoutSec = 120;      // braid run's --timeout, per configuration
+  bool graph = false;            // braid run --graph: measure CUDA-graph replays
 };
 
 struct ConfirmRow {

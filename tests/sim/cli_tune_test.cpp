@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sim/calibrate.h"
@@ -101,6 +102,27 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
 
 // Measurements the h100 preset itself would give, with some host costs changed: calibrating the
 // h100 preset on them must find those costs and leave the rest.
+// --graph ranks predicted CUDA-graph replays: no configuration spends host time, and here each
+// is predicted faster than interpreted; confirming graph replays needs the GPU backend.
+TEST(TuneCli, GraphRanksPredictedReplays) {
+  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --json";
+  auto graph = runBraid(cmd + " --graph");
+  ASSERT_EQ(graph.rc, 0) << graph.err;
+  auto interpreted = runBraid(cmd);
+  ASSERT_EQ(interpreted.rc, 0) << interpreted.err;
+  json g = json::parse(graph.out), i = json::parse(interpreted.out);
+  ASSERT_EQ(g["configurations"].size(), i["configurations"].size());
+  std::map<std::string, double> host;
+  for (const auto& c : i["configurations"]) host[c["config"].dump()] = c["predicted_us"].get<double>();
+  for (const auto& c : g["configurations"]) {
+    ASSERT_TRUE(host.count(c["config"].dump())) << c["config"].dump();
+    EXPECT_LT(c["predicted_us"].get<double>(), host[c["config"].dump()]) << c["config"].dump();
+  }
+  auto cpu = runBraid("tune ag_matmul --machine h200 --devices 2 --graph --confirm 1 --backend cpu");
+  EXPECT_EQ(cpu.rc, 2);
+  EXPECT_NE(cpu.err.find("--graph with --confirm needs --backend cuda"), std::string::npos) << cpu.err;
+}
+
 TEST(CalibrateCli, WritesAMachineFileSimAccepts) {
   testing::TempDir dir("braid_calibrate_cli_");
   sim::Machine truth = sim::loadMachine("h100");
