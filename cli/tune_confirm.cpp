@@ -107,6 +107,7 @@ ConfirmResult confirmTune(const sim::TuneResult& r, const ConfirmOptions& o) {
   ConfirmResult c;
   c.backend = o.backend;
   c.repeat = o.repeat;
+  c.graph = o.graph;
   for (size_t i : confirmCandidates(r, o.count)) {
     const sim::SweepOutcome& s = r.ranked[i];
     std::vector<std::string> args = confirmRunArgs(o, s.config);
@@ -159,7 +160,7 @@ std::string choiceLine(const ConfirmResult& c) {
 
 std::string confirmTable(const ConfirmResult& c) {
   std::ostringstream os;
-  os << "confirmed with braid run --backend " << c.backend << " --repeat " << c.repeat
+  os << "confirmed with braid run --backend " << c.backend << " --repeat " << c.repeat << (c.graph ? " --graph" : "")
      << (c.backend == "cpu" ? " (CPU numbers: they say nothing of GPUs)" : "")
      << "; measured = max over ranks of the median wall time\n";
   os << std::setw(6) << "#" << "  " << std::left << std::setw(40) << "config" << std::right << std::setw(15)
@@ -183,6 +184,7 @@ std::string confirmJson(const ConfirmResult& c) {
   nlohmann::ordered_json j;
   j["backend"] = c.backend;
   j["repeat"] = c.repeat;
+  j["graph"] = c.graph;
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : c.rows) {
     nlohmann::ordered_json cfg = nlohmann::ordered_json::object();

@@ -35,6 +35,7 @@ struct ConfirmRow {
 struct ConfirmResult {
   std::string backend;
   int64_t repeat = 0;
+  bool graph = false;            // the runs replayed CUDA graphs (braid run --graph)
   std::vector<ConfirmRow> rows;  // in predicted order
   // The configuration measured fastest is the one predicted fastest (among those run).
   bool bestConfirmed() const;

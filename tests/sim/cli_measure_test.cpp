@@ -130,6 +130,7 @@ TEST(TuneConfirm, RunsTheBestAndSerialOnCpuAndComparesThem) {
   const json& c = j["confirm"];
   EXPECT_EQ(c["backend"], "cpu");
   EXPECT_EQ(c["repeat"], 2);
+  EXPECT_EQ(c["graph"], false);
   // The best configuration, and serial when it is not the best (here it is: one row).
   ASSERT_GE(c["rows"].size(), 1u);
   ASSERT_LE(c["rows"].size(), 2u);
