@@ -219,7 +219,8 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       h.resize(stmts.size() + 1);
       size_t rank = static_cast<size_t>(g.ranks[r]);
       h[0] = o.rankStartUs && rank < o.rankStartUs->size() ? (*o.rankStartUs)[rank] : 0;
-      for (size_t k = 0; k < stmts.size(); ++k) h[k + 1] = h[k] + hostCost(*stmts[k], mc.host);
+      for (size_t k = 0; k < stmts.size(); ++k)
+        h[k + 1] = h[k] + (o.graphReplay ? 0 : hostCost(*stmts[k], mc.host));
       s.hostEnd[r] = h.back();
     }
   }

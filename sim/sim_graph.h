@@ -73,6 +73,9 @@ struct SimGraphOptions {
   // Communications run on the copy engines (exec's CUDA transport), not in NCCL kernels: they
   // hold no SMs and never wait for a GEMM's CTAs to be dispatched.
   bool copyEngines = false;
+  // A CUDA-graph replay (SimOptions::graphReplay): instructions cost the host nothing, so each
+  // rank issues its whole program at its start (rankStartUs still applies).
+  bool graphReplay = false;
 };
 
 // Builds the schedule input. Costs come from `mc`; nodes spanned by a team from its topology.

@@ -46,9 +46,8 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
   for (int64_t rank : r.graph.ranks)
     r.hostTraces.push_back(sem::traceHost(p, so.bindings, rank, r.graph.numberOfStreams));
   SimGraphOptions go;
-  // A graph replay has no host issue: no traces, so every operation is ready at time 0 plus its
-  // dependencies (the traces stay in the result for the report's instruction counts).
-  go.hostTraces = o.graphReplay ? nullptr : &r.hostTraces;
+  go.hostTraces = &r.hostTraces;
+  go.graphReplay = o.graphReplay;
   go.rankStartUs = &o.rankStartUs;
   go.copyEngines = o.copyEngines;
   r.sim = buildSimGraph(r.graph, r.machine, go);
