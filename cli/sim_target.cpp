@@ -136,8 +136,7 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   o.semantics.numberOfStreams = w.params.lowering.streams;
   out.name = a.target + " (lowered: devices " + std::to_string(w.params.devices) + ", streams " +
              std::to_string(w.params.streams) + (w.params.pool > 0 ? ", pool " + std::to_string(w.params.pool) : "") +
-             (w.params.lowering.deferWaits ? ", deferred waits" : "") + (w.params.lowering.prefetch ? ", prefetch" : "") +
-             (w.params.lowering.ownShardInPlace ? ", own shard in place" : "") +
+             scheduleLabel(w.params.lowering) +
              ", m " + std::to_string(w.params.m) + ", k " +
              std::to_string(w.params.k) + ", n " + std::to_string(w.params.n) + ", " +
              std::string(dataTypeName(w.params.dtype)) + ", protocol " +

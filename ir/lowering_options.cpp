@@ -13,4 +13,9 @@ const char* streamProtocolName(StreamProtocol p) {
 
 const char* pipelineKindName(PipelineKind p) { return p == PipelineKind::kCollective ? "collective" : "p2p"; }
 
+std::string scheduleLabel(const LoweringOptions& o) {
+  return std::string(o.deferWaits ? ", deferred waits" : "") + (o.prefetch ? ", prefetch" : "") +
+         (o.ownShardInPlace ? ", own shard in place" : "");
+}
+
 }  // namespace braid

@@ -69,5 +69,8 @@ struct LoweringOptions {
 
 const char* streamProtocolName(StreamProtocol p);  // "A" / "B" / "C"
 const char* pipelineKindName(PipelineKind p);      // "collective" / "p2p"
+// The schedules `o` turns on, as the labels of braid run and braid sim name them:
+// ", deferred waits", ", prefetch", ", own shard in place" in that order ("" for none).
+std::string scheduleLabel(const LoweringOptions& o);
 
 }  // namespace braid

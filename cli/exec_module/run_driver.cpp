@@ -151,9 +151,7 @@ Prepared prepare(const RunConfig& cfg, int64_t ranks_hint) {
     os << ", m=" << params.m
        << ", k=" << params.k << ", n=" << params.n << ", protocol " << streamProtocolName(lo.protocol) << ", "
        << indexingName(lo.indexing) << ", " << pipelineKindName(lo.pipeline) << (lo.ringBuffers ? ", ring" : "")
-       << (lo.deferWaits ? ", deferred waits" : "") << (lo.prefetch ? ", prefetch" : "")
-       << (lo.ownShardInPlace ? ", own shard in place" : "")
-       << ")";
+       << scheduleLabel(lo) << ")";
     p.label = os.str();
   }
   return p;
