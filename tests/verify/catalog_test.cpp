@@ -204,56 +204,57 @@ TEST_P(Mutants, EveryMutantIsCaught) {
 INSTANTIATE_TEST_SUITE_P(Workloads, Mutants, ::testing::ValuesIn(catalogNames()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
+// ag_matmul lowered for `c` and read back from its text, with its ring shrunk by one slot;
+// `judged_as` is the configuration shrinkRing decides by (it leaves alone what is no mutant there).
+void agMatmulWithASmallerRing(const Config& c, const Config& judged_as, HostProgram& out) {
+  auto p = lowerWorkload("ag_matmul", c);
+  ASSERT_TRUE(p);
+  out = parseHostProgram(print(*p), "ag_matmul.hir");
+  ASSERT_TRUE(shrinkRing(out, 0, judged_as)) << print(*p);
+}
+
 // The catalog lowers ring buffers only for some workloads: make sure the ring mutation is
 // exercised at least once.
 // The other side of ringSlotsAreSerialized: under protocol C a smaller ring is still correct
 // (every iteration joins before the next forks), and the verifier must not call it a race.
 TEST(Mutants, ProtocolCToleratesASmallerRing) {
   Config c{2, 3, StreamProtocol::kPerIterationJoin, StreamIndexing::kModulo, PipelineKind::kCollective, true};
-  auto p = lowerWorkload("ag_matmul", c);
-  ASSERT_TRUE(p);
-  HostProgram mutant = parseHostProgram(print(*p), "ag_matmul.hir");
   Config asA = c;
   asA.protocol = StreamProtocol::kSeparateSyncLoop;
-  ASSERT_TRUE(shrinkRing(mutant, 0, asA)) << print(*p);
+  HostProgram mutant;
+  ASSERT_NO_FATAL_FAILURE(agMatmulWithASmallerRing(c, asA, mutant));
   VerifyResult r = check(mutant, c);
   EXPECT_TRUE(r.ok()) << formatReport(r);
 }
 
 TEST(Mutants, RingShrinkIsExercised) {
   Config c{2, 3, StreamProtocol::kSeparateSyncLoop, StreamIndexing::kModulo, PipelineKind::kCollective, true};
-  auto p = lowerWorkload("ag_matmul", c);
-  ASSERT_TRUE(p);
-  HostProgram mutant = parseHostProgram(print(*p), "ag_matmul.hir");
-  ASSERT_TRUE(shrinkRing(mutant, 0, c)) << print(*p);
+  HostProgram mutant;
+  ASSERT_NO_FATAL_FAILURE(agMatmulWithASmallerRing(c, c, mutant));
   VerifyResult r = check(mutant, c);
   EXPECT_TRUE(r.has(FindingKind::kRace)) << formatReport(r);
 }
 
 // With --own-shard in-place the P2P pipeline reads its own shard in place, so on D ranks only
-// D - 1 iterations receive into the ring: with D <= numberOfStreams a ring one slot smaller is still correct, and the verifier
-// must not call it a race; with more ranks than streams two receiving iterations on different
-// streams share a slot of the smaller ring, a race.
+// D - 1 iterations receive into the ring: with D <= numberOfStreams a ring one slot smaller is
+// still correct, and the verifier must not call it a race; with more ranks than streams two
+// receiving iterations on different streams share a slot of the smaller ring, a race.
 TEST(Mutants, P2PRingNeedsASlotPerReceivingIteration) {
   Config spare{2, 2, StreamProtocol::kSeparateSyncLoop, StreamIndexing::kModulo, PipelineKind::kP2P, true};
   spare.ownShardInPlace = true;
   ASSERT_TRUE(p2pRingHasASpareSlot(spare));
-  auto p = lowerWorkload("ag_matmul", spare);
-  ASSERT_TRUE(p);
-  HostProgram smaller = parseHostProgram(print(*p), "ag_matmul.hir");
   Config asCollective = spare;
   asCollective.pipeline = PipelineKind::kCollective;  // shrinkRing skips what is no mutant
-  ASSERT_TRUE(shrinkRing(smaller, 0, asCollective)) << print(*p);
+  HostProgram smaller;
+  ASSERT_NO_FATAL_FAILURE(agMatmulWithASmallerRing(spare, asCollective, smaller));
   VerifyResult ok = check(smaller, spare);
   EXPECT_TRUE(ok.ok()) << formatReport(ok);
 
   Config tight{3, 2, StreamProtocol::kSeparateSyncLoop, StreamIndexing::kModulo, PipelineKind::kP2P, true};
   tight.ownShardInPlace = true;
   ASSERT_FALSE(p2pRingHasASpareSlot(tight));
-  auto q = lowerWorkload("ag_matmul", tight);
-  ASSERT_TRUE(q);
-  HostProgram mutant = parseHostProgram(print(*q), "ag_matmul.hir");
-  ASSERT_TRUE(shrinkRing(mutant, 0, tight)) << print(*q);
+  HostProgram mutant;
+  ASSERT_NO_FATAL_FAILURE(agMatmulWithASmallerRing(tight, tight, mutant));
   VerifyResult r = check(mutant, tight);
   EXPECT_TRUE(r.has(FindingKind::kRace)) << formatReport(r);
 }
