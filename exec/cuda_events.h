@@ -24,6 +24,7 @@
 
 #include "exec/communicator.h"
 #include "exec/cuda_check.h"
+#include "exec/poll_backoff.h"
 #include "ir/error.h"
 
 namespace braid::exec {
@@ -100,7 +101,9 @@ struct Outstanding {
 inline void drainEvents(std::deque<Outstanding>& queue, std::chrono::milliseconds timeout,
                         const std::function<void()>& check, const std::function<void(const std::string&)>& fail) {
   using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + timeout;
+  const auto begin = Clock::now();
+  const auto deadline = begin + timeout;
+  PollBackoff backoff;
   while (!queue.empty()) {
     cudaError_t q = cudaEventQuery(queue.front().ev->done);
     if (q == cudaSuccess) {
@@ -112,7 +115,9 @@ inline void drainEvents(std::deque<Outstanding>& queue, std::chrono::millisecond
     if (Clock::now() > deadline)
       fail("did not complete within " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
            " s (a peer that died or hangs, or ranks that disagree on the communications)");
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    auto pause = backoff.next(std::chrono::duration_cast<PollBackoff::us>(Clock::now() - begin));
+    if (pause.count() == 0) std::this_thread::yield();
+    else std::this_thread::sleep_for(pause);
   }
 }
 
