@@ -50,7 +50,7 @@ sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus
 
 
 // Workload flags and the keys a sweep may set for a workload.
-static const std::vector<std::string> kWorkloadKeys = {"streams", "pool", "defer-waits", "prefetch", "own-shard", "protocol", "indexing", "pipeline", "m", "k", "n",
+static const std::vector<std::string> kWorkloadKeys = {"streams", "pool", "defer-waits", "prefetch", "own-shard", "comm-backend", "protocol", "indexing", "pipeline", "m", "k", "n",
                                                 "devices", "ranks", "dtype"};
 
 static int64_t parseCount(const std::string& key, const std::string& v) {
@@ -81,6 +81,8 @@ void applySetting(SimArgs& a, const std::string& key, const std::string& v, bool
     (key == "prefetch" ? f.prefetch : f.deferWaits) = v == "on";
   } else if (workload && key == "own-shard") {
     f.ownShard = v;
+  } else if (workload && key == "comm-backend") {
+    f.commBackend = v;
   } else if (key == "ranks" || key == "devices") {
     a.ranks = parseCount(key, v);
     if (workload) f.devices = a.ranks;

@@ -34,6 +34,7 @@ struct TuneArgs {
   std::string pools = "chunks,1";
   std::string deferWaits = "off,on";
   std::string prefetch = "off,on";
+  std::string commBackends;  // default: nccl,cuda on one node, nccl across nodes (copy engines stay on a host)
   int64_t top = 10;
   int64_t confirm = 0;  // --confirm N: run the N best with braid run
   std::string backend = "cuda";
@@ -95,6 +96,7 @@ sim::TuneSpace spaceOf(const TuneArgs& a) {
   };
   s.deferWaits = onOff("--defer-waits", a.deferWaits);
   s.prefetch = onOff("--prefetch", a.prefetch);
+  if (!a.commBackends.empty()) s.commBackends = splitList("--comm-backends", a.commBackends);
   return s;
 }
 
@@ -108,8 +110,12 @@ int runTune(const TuneArgs& args) {
   }
   if (args.top <= 0) throw Error("--top must be positive, got " + std::to_string(args.top));
   if (args.confirm < 0) throw Error("--confirm must be positive, got " + std::to_string(args.confirm));
-  std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(spaceOf(args));
   sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
+  sim::TuneSpace space = spaceOf(args);
+  // The copy engines move data within one host (CUDA IPC): tried by default when the ranks fit one node.
+  if (args.commBackends.empty() && applyWorkloadFlags(base.flags, simDefaults()).devices <= machine.topology.gpusPerNode)
+    space.commBackends = {"nccl", "cuda"};
+  std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(space);
 
   // Lower every candidate now: bad flags fail before anything runs, and choices the workload
   // ignores (a pipeline kind without a DID -> Stream resharding) give the same program, which
@@ -203,7 +209,7 @@ BRAID_REGISTER_COMMAND(Command{
       std::vector<CLI::Option*> before = sub.get_options();
       addWorkloadFlags(sub, s.flags, simDefaults());
       // What tune searches replaces the single-valued workload flags.
-      for (const char* searched : {"--streams", "--protocol", "--pipeline", "--pool", "--defer-waits", "--prefetch"})
+      for (const char* searched : {"--streams", "--protocol", "--pipeline", "--pool", "--defer-waits", "--prefetch", "--comm-backend"})
         sub.remove_option(sub.get_option(searched));
       // The workload flags, which --confirm passes on to braid run as given.
       std::vector<CLI::Option*> workload;
@@ -217,6 +223,9 @@ BRAID_REGISTER_COMMAND(Command{
                      "chunk count are skipped (default chunks,1)");
       sub.add_option("--defer-waits", args->deferWaits, "deferred waits to try: off, on (default off,on; never with protocol B)");
       sub.add_option("--prefetch", args->prefetch, "prefetched communications to try: off, on (default off,on)");
+      sub.add_option("--comm-backends", args->commBackends,
+                     "transports to try: nccl, cuda (the copy engines, one host only) (default nccl,cuda when the "
+                     "ranks fit one node of the machine, else nccl)");
       sub.add_option("--top", args->top, "show the K fastest configurations (default 10)");
       CLI::Option* confirm = sub.add_option(
           "--confirm", args->confirm,

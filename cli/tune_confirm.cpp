@@ -163,12 +163,14 @@ std::string confirmTable(const ConfirmResult& c) {
   os << "confirmed with braid run --backend " << c.backend << " --repeat " << c.repeat << (c.graph ? " --graph" : "")
      << (c.backend == "cpu" ? " (CPU numbers: they say nothing of GPUs)" : "")
      << "; measured = max over ranks of the median wall time\n";
-  os << std::setw(6) << "#" << "  " << std::left << std::setw(40) << "config" << std::right << std::setw(15)
+  int width = 40;  // the config column fits the longest configuration
+  for (const auto& r : c.rows) width = std::max(width, static_cast<int>(sim::configStr(r.config).size()) + 2);
+  os << std::setw(6) << "#" << "  " << std::left << std::setw(width) << "config" << std::right << std::setw(15)
      << "predicted_us" << std::setw(14) << "measured_us" << std::setw(9) << "error" << "\n";
   os << std::fixed << std::setprecision(1);
   for (const auto& r : c.rows) {
     double err = r.measuredUs > 0 ? (r.predictedUs - r.measuredUs) / r.measuredUs * 100 : 0;
-    os << std::setw(6) << r.predictedRank << "  " << std::left << std::setw(40) << sim::configStr(r.config)
+    os << std::setw(6) << r.predictedRank << "  " << std::left << std::setw(width) << sim::configStr(r.config)
        << std::right << std::setw(15) << r.predictedUs << std::setw(14) << r.measuredUs << std::setw(8) << std::showpos
        << err << std::noshowpos << "%" << (r.serial ? "  (serial)" : "") << "\n";
   }

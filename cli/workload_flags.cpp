@@ -66,6 +66,9 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
   sub.add_option("--own-shard", f.ownShard,
                  "--pipeline p2p: copy (default) this rank's own shard into its chunk, or read it in-place "
                  "(docs/LOWERING.md, pass forward-own-shard)");
+  sub.add_option("--comm-backend", f.commBackend,
+                 "transport of every communication the lowering creates: nccl (default) or cuda (the copy engines, "
+                 "backend=CUDA; docs/LOWERING.md, pass select-comm-backend)");
 }
 
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
@@ -111,6 +114,12 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
     if (f.ownShard == "copy") p.lowering.ownShardInPlace = false;
     else if (f.ownShard == "in-place") p.lowering.ownShardInPlace = true;
     else throw Error("--own-shard must be copy or in-place, got '" + f.ownShard + "'");
+  }
+  if (!f.commBackend.empty()) {
+    // UCC parses as a backend of a host IR file, but nothing runs it: the lowering offers the two that run.
+    if (f.commBackend == "nccl") p.lowering.commBackend = CommBackend::kNccl;
+    else if (f.commBackend == "cuda") p.lowering.commBackend = CommBackend::kCuda;
+    else throw Error("--comm-backend must be nccl or cuda, got '" + f.commBackend + "'");
   }
   return p;
 }

@@ -24,7 +24,7 @@ struct WorkloadFlags {
   int64_t m = kUnset, k = kUnset, n = kUnset;
   int64_t tp = kUnset;
   bool has(int64_t v) const { return v != kUnset; }
-  std::string dtype, protocol, indexing, pipeline, ownShard;
+  std::string dtype, protocol, indexing, pipeline, ownShard, commBackend;
   bool ring = false;
   bool noDealloc = false;
   bool deferWaits = false;
@@ -32,11 +32,11 @@ struct WorkloadFlags {
 };
 
 // Adds --devices --streams --pool --m --k --n --tp --dtype --protocol --indexing --pipeline --ring
-// --no-dealloc --defer-waits --prefetch --own-shard to `sub`; `defaults` is only shown in the help text.
+// --no-dealloc --defer-waits --prefetch --own-shard --comm-backend to `sub`; `defaults` is only shown in the help text.
 void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams& defaults);
 
 // `base` with every flag that was given applied; throws Error for a bad dtype, protocol,
-// indexing, pipeline or own-shard name, or a non-positive size.
+// indexing, pipeline, own-shard or comm-backend name, or a non-positive size.
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& flags, WorkloadParams base);
 
 // CLI11 validators: a rank count (1..kMaxRanks), a stream count (1..kMaxStreams), --bind syntax.

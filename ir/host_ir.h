@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/comm_backend.h"
 #include "ir/error.h"
 #include "ir/fusion.h"
 
@@ -64,7 +65,6 @@ struct StreamRef {
 };
 
 enum class CommunicationType { kAllgather, kAllreduce, kReduceScatter, kBroadcast, kReduce, kScatter, kGather, kSendRecv, kAllToAll };
-enum class CommBackend { kNccl, kUcc, kCuda };
 
 enum class P2PType { kSend, kRecv };
 
@@ -72,8 +72,6 @@ const char* communicationTypeName(CommunicationType t);  // "Allgather", ...
 std::optional<CommunicationType> parseCommunicationType(const std::string& s);
 bool isRooted(CommunicationType t);     // Broadcast, Reduce, Scatter, Gather, SendRecv
 bool isReducing(CommunicationType t);   // Allreduce, ReduceScatter, Reduce
-const char* commBackendName(CommBackend b);  // "NCCL", "UCC", "CUDA"
-std::optional<CommBackend> parseCommBackend(const std::string& s);
 
 // A scalar among the operands of a kernel (`Inputs:{i0, T2_g[ bS3{1} ], }`): its position in
 // the printed list (tensors and scalars together) and its value.

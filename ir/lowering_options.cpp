@@ -15,7 +15,8 @@ const char* pipelineKindName(PipelineKind p) { return p == PipelineKind::kCollec
 
 std::string scheduleLabel(const LoweringOptions& o) {
   return std::string(o.deferWaits ? ", deferred waits" : "") + (o.prefetch ? ", prefetch" : "") +
-         (o.ownShardInPlace ? ", own shard in place" : "");
+         (o.ownShardInPlace ? ", own shard in place" : "") +
+         (o.commBackend == CommBackend::kCuda ? ", copy engines" : o.commBackend == CommBackend::kUcc ? ", UCC" : "");
 }
 
 }  // namespace braid

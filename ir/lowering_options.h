@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ir/comm_backend.h"
+
 namespace braid {
 
 // How stream-parallel loops are forked from and joined to the caller's stream
@@ -65,12 +67,16 @@ struct LoweringOptions {
   // (pass forward-own-shard). Off by default: on two H200s it made the pipeline slower unless its
   // communications are prefetched (docs/LOWERING.md, "the own shard").
   bool ownShardInPlace = false;
+  // The transport of every communication the lowering creates (pass select-comm-backend):
+  // NCCL, or CUDA (the copy engines: transfers that take no SMs; docs/EXEC.md, "Copy engines").
+  CommBackend commBackend = CommBackend::kNccl;
 };
 
 const char* streamProtocolName(StreamProtocol p);  // "A" / "B" / "C"
 const char* pipelineKindName(PipelineKind p);      // "collective" / "p2p"
-// The schedules `o` turns on, as the labels of braid run and braid sim name them:
-// ", deferred waits", ", prefetch", ", own shard in place" in that order ("" for none).
+// The schedules `o` turns on and its transport when not NCCL, as the labels of braid run and braid
+// sim name them: ", deferred waits", ", prefetch", ", own shard in place", ", copy engines" (or
+// ", UCC") in that order ("" for none).
 std::string scheduleLabel(const LoweringOptions& o);
 
 }  // namespace braid

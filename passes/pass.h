@@ -127,6 +127,7 @@ std::unique_ptr<Pass> makeForwardOwnShardPass();
 std::unique_ptr<Pass> makeLowerCommunicationsPass();
 std::unique_ptr<Pass> makeAllocateAndDeallocatePass();
 std::unique_ptr<Pass> makeAssignStreamsPass();
+std::unique_ptr<Pass> makeSelectCommBackendPass();
 
 // The default should-merge predicate of segmentation.
 bool defaultShouldMerge(const Segment& a, const Segment& b);

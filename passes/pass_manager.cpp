@@ -60,6 +60,7 @@ std::vector<std::unique_ptr<Pass>> standardPasses() {
   v.push_back(makeLowerCommunicationsPass());
   v.push_back(makeAllocateAndDeallocatePass());
   v.push_back(makeAssignStreamsPass());
+  v.push_back(makeSelectCommBackendPass());
   return v;
 }
 

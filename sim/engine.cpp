@@ -349,8 +349,10 @@ class Engine {
     const Job& j = commJobs_[static_cast<size_t>(r)];
     const ContentionModel& c = mc_.contention;
     if (!j.blockedOn.empty()) return 0;  // queued behind a kernel's CTAs on some member GPU
-    double rate = 1.0 / std::max(g_.rendezvousSets[static_cast<size_t>(r)].cost.us, 1e-9);
-    if (j.membersWithCompute > 0) rate *= c.commRateUnderCompute;
+    const Rendezvous& rv = g_.rendezvousSets[static_cast<size_t>(r)];
+    double rate = 1.0 / std::max(rv.cost.us, 1e-9);
+    // A kernel beside an NCCL kernel slows it; the copy engines run no kernel.
+    if (j.membersWithCompute > 0 && !rv.copyEngines) rate *= c.commRateUnderCompute;
     if (c.linkSharing) {
       int most = 1;
       for (int k = kMaxShare; k > 1; --k)

@@ -73,6 +73,12 @@ int64_t nodesSpanned(const std::vector<int64_t>& team, const Machine& mc) {
   return std::max<int64_t>(1, std::unique(nodes.begin(), nodes.end()) - nodes.begin());
 }
 
+// The copy engines move data over CUDA IPC, which does not cross hosts (docs/EXEC.md).
+Error crossHostCopy(const sem::EventGraph& g, int32_t event, int64_t nodes) {
+  return Error(g.describe(event) + ": a communication on the copy engines (backend=CUDA) spans " +
+               std::to_string(nodes) + " nodes of the machine; CUDA IPC does not cross hosts (use backend=NCCL)");
+}
+
 CommCost p2pEventCost(const sem::Event& e, const Machine& mc) {
   CommCost worst;
   for (const sem::P2POp& op : e.p2p) {
@@ -293,7 +299,8 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       s.succs[fill[static_cast<size_t>(s.preds[k])]++] = static_cast<int32_t>(i);
 
   // Rendezvous: collectives by their group; coalesced P2P groups joined through their pairs.
-  int64_t held = mc.contention.smSharing && !o.copyEngines ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
+  const int64_t ncclSms = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
+  auto onCopyEngines = [&](CommBackend b) { return o.copyEngines || b == CommBackend::kCuda; };
   std::unordered_map<const Communication*, int64_t> nodes_of;  // a statement's team spans these nodes
   for (const sem::CollectiveGroup& grp : g.groups) {
     if (grp.p2p || grp.members.empty()) continue;
@@ -305,7 +312,9 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     if (fresh) nodes->second = nodesSpanned(team, mc);
     r.cost = collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodes->second,
                             collectiveBytes(first));
-    r.smsHeld = held;
+    r.copyEngines = onCopyEngines(first.comm->backend);
+    if (r.copyEngines && nodes->second > 1) throw crossHostCopy(g, grp.members.front(), nodes->second);
+    r.smsHeld = r.copyEngines ? 0 : ncclSms;
     for (int32_t m : grp.members) s.rendezvous[static_cast<size_t>(m)] = static_cast<int32_t>(s.rendezvousSets.size());
     s.rendezvousSets.push_back(std::move(r));
   }
@@ -324,9 +333,15 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
   for (int32_t e : p2p_events) {
     if (unpaired.count(e)) continue;  // never completes: the engine reports who waits for it
     auto [it, inserted] = set_of_root.try_emplace(uf.find(e), static_cast<int32_t>(s.rendezvousSets.size()));
+    const sem::Event& ev = g.events[static_cast<size_t>(e)];
+    const bool ce = !ev.p2p.empty() && onCopyEngines(ev.p2p.front().backend);
+    if (ce)
+      for (const sem::P2POp& op : ev.p2p)
+        if (mc.nodeOf(ev.rank) != mc.nodeOf(op.peer)) throw crossHostCopy(g, e, 2);
     if (inserted) {
       Rendezvous r;
-      r.smsHeld = held;
+      r.copyEngines = ce;
+      r.smsHeld = ce ? 0 : ncclSms;
       s.rendezvousSets.push_back(std::move(r));
     }
     Rendezvous& r = s.rendezvousSets[static_cast<size_t>(it->second)];

@@ -38,6 +38,9 @@ struct Rendezvous {
   std::vector<int32_t> members;  // event ids
   CommCost cost;
   int64_t smsHeld = 0;  // SMs a member's NCCL kernel holds while it runs
+  // Runs on the copy engines (backend=CUDA, or SimGraphOptions::copyEngines): no kernel, so it
+  // holds no SMs, is not slowed by kernels beside it, and never queues behind a GEMM's CTAs.
+  bool copyEngines = false;
 };
 
 struct SimGraph {
@@ -70,8 +73,8 @@ struct SimGraphOptions {
   // When each rank's host thread starts the program, by rank id (empty, or missing ranks: 0). A
   // measured run's ranks do not start together (rank_skew.h estimates by how much).
   const std::vector<double>* rankStartUs = nullptr;
-  // Communications run on the copy engines (exec's CUDA transport), not in NCCL kernels: they
-  // hold no SMs and never wait for a GEMM's CTAs to be dispatched.
+  // Every communication runs on the copy engines (braid run --backend-override cuda), whatever its
+  // statement's backend= says; without it, those whose statement says backend=CUDA do.
   bool copyEngines = false;
   // A CUDA-graph replay (SimOptions::graphReplay): instructions cost the host nothing, so each
   // rank issues its whole program at its start (rankStartUs still applies).

@@ -40,11 +40,20 @@ std::vector<SweepConfig> tuneCandidates(const TuneSpace& space) {
   checkAxis(space.pools, "pools");
   checkAxis(space.deferWaits, "defer-waits");
   checkAxis(space.prefetch, "prefetch");
+  checkAxis(space.commBackends, "comm-backends");
+  for (const std::string& b : space.commBackends)
+    if (b != "nccl" && b != "cuda") throw Error("--comm-backends: '" + b + "' is neither nccl nor cuda");
+  auto withBackend = [](SweepConfig c, const std::string& b) {
+    if (b != "nccl") c.push_back({"comm-backend", b});
+    return c;
+  };
   for (int64_t pool : space.pools)
     if (pool < 0) throw Error("--pools: " + std::to_string(pool) + " is not a number of streams");
   for (int64_t s : streams) {
     for (const std::string& p : space.protocols) {
-      if (s == 1 && !collective) out.push_back({{"streams", "1"}, {"protocol", p}, {"pipeline", "collective"}});
+      if (s == 1 && !collective)
+        for (const std::string& b : space.commBackends)
+          out.push_back(withBackend({{"streams", "1"}, {"protocol", p}, {"pipeline", "collective"}}, b));
       for (const std::string& k : pipelines) {
         const bool serial = s == 1 && k == "collective";
         for (int64_t pool : space.pools) {
@@ -57,7 +66,7 @@ std::vector<SweepConfig> tuneCandidates(const TuneSpace& space) {
               if (pool > 0) c.push_back({"pool", std::to_string(pool)});
               if (defer) c.push_back({"defer-waits", "on"});
               if (pre) c.push_back({"prefetch", "on"});
-              out.push_back(std::move(c));
+              for (const std::string& b : space.commBackends) out.push_back(withBackend(c, b));
             }
           }
         }

@@ -25,15 +25,17 @@ struct TuneSpace {
   std::vector<int64_t> pools{0};
   std::vector<bool> deferWaits{false};
   std::vector<bool> prefetch{false};
+  // Transports (docs/LOWERING.md, pass select-comm-backend): "nccl", "cuda" (the copy engines).
+  std::vector<std::string> commBackends{"nccl"};
 };
 
 // Every combination as sweep configurations with keys `streams`, `protocol`, `pipeline`, streams
-// varying slowest, then `pool` (when not 0), `defer-waits=on` and `prefetch=on` (when on); the
-// serial configurations (streams = 1, collective pipeline, every protocol, no schedule) are added
-// when missing. Left out as pointless or refused: a pool of at least the chunk count (and any
+// varying slowest, then `pool` (when not 0), `defer-waits=on` and `prefetch=on` (when on) and
+// `comm-backend` (when not nccl); the serial configurations (streams = 1, collective pipeline, every
+// protocol and transport, no schedule) are added when missing. Left out as pointless or refused: a pool of at least the chunk count (and any
 // pool with p2p, whose streams already are its pool), deferred waits under protocol B, and
 // schedules of the one-chunk collective program. Throws Error for an empty axis, a non-positive or repeated stream
-// count, or a repeated value.
+// count, a repeated value, or a transport other than nccl and cuda.
 std::vector<SweepConfig> tuneCandidates(const TuneSpace& space);
 
 struct TuneResult {

@@ -89,7 +89,17 @@ TEST(CliLower, SchedulesPrintTheirGoldenPrograms) {
   r = braid("lower ag_matmul --pipeline p2p --own-shard inplace");
   EXPECT_EQ(r.rc, 2);
   EXPECT_THAT(r.err, HasSubstr("--own-shard must be copy or in-place"));
+  // --comm-backend cuda: the same program with every communication on backend=CUDA.
+  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --pipeline p2p --comm-backend cuda");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_p2p_cuda_A.hir"));
+  r = braid("lower ag_matmul --devices 2 --streams 4 --m 64 --k 32 --n 16 --pipeline p2p --comm-backend nccl");
+  EXPECT_EQ(r.out, slurpFile(golden + "ag_matmul_p2p_A.hir"));
+  r = braid("lower ag_matmul --comm-backend ucc");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--comm-backend must be nccl or cuda"));
   for (const char* args : {"ag_matmul --pool 1 --prefetch", "ag_matmul --pool 1 --prefetch --pipeline p2p",
+                           "matmul_rs --comm-backend cuda", "ag_matmul --pipeline p2p --comm-backend cuda",
                            "matmul_rs --pool 1 --defer-waits", "matmul_ar --pool 2 --defer-waits --protocol C",
                            "mlp --pool 1 --defer-waits --prefetch", "ag_matmul --pipeline p2p --own-shard in-place --pool 1"}) {
     r = braid(std::string("verify ") + args + " --devices 2 --streams 4");

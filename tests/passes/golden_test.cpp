@@ -59,6 +59,7 @@ WorkloadParams paramsFor(const GoldenCase& c) {
   o.deferWaits = cfg.find("defer") != std::string::npos;
   o.prefetch = cfg.find("prefetch") != std::string::npos;
   o.ownShardInPlace = cfg.find("inplace") != std::string::npos;
+  o.commBackend = cfg.find("cuda") != std::string::npos ? CommBackend::kCuda : CommBackend::kNccl;
   o.streams = c.streams;
   return p;
 }
@@ -76,6 +77,9 @@ std::vector<GoldenCase> goldenCases() {
   v.push_back({"ag_matmul", "prefetch_B"});
   v.push_back({"ag_matmul", "p2p_prefetch_A"});
   v.push_back({"ag_matmul", "p2p_inplace_A"});
+  // --comm-backend cuda: the same programs with every communication on the copy engines.
+  v.push_back({"ag_matmul", "p2p_cuda_A"});
+  v.push_back({"matmul_rs", "cuda_A"});
   // A 2D mesh [2, 2]: Allreduces within each row, Allgathers within each column, one IF per team.
   for (const char* cfg : {"A", "B"}) v.push_back({"tp_dp_mlp", cfg, 4, 2});
   v.push_back({"allgather_2d", "B", 4, 2});

@@ -215,6 +215,17 @@ std::vector<PassCase> cases() {
                  f.addOutput(y);
                },
                4, protocolB(2)});
+  // ---- select-comm-backend ----
+  // --comm-backend cuda: every communication of the P2P pipeline (sends and receives inside the
+  // coalesced group) says backend=CUDA; the rest of the program is untouched.
+  LoweringOptions cuda = protocolB(2);
+  cuda.pipeline = PipelineKind::kP2P;
+  cuda.commBackend = CommBackend::kCuda;
+  v.push_back({"select_comm_backend_p2p_on_copy_engines", "select-comm-backend", p2pAgMatmul(false), 2, cuda});
+  // The default (NCCL) leaves the program as the earlier passes wrote it.
+  LoweringOptions nccl = cuda;
+  nccl.commBackend = CommBackend::kNccl;
+  v.push_back({"select_comm_backend_nccl_changes_nothing", "select-comm-backend", p2pAgMatmul(false), 2, nccl, true});
   v.push_back({"communications_none_for_local_ops", "lower-communications",
                [](Fusion& f) {
                  TensorView* x = meshedInput(f, {8, 4});

@@ -25,7 +25,7 @@ TEST(PassManagerTest, DumpsAfterEveryPass) {
   lower(f, protocolA(), 1, cfg);
   for (const char* pass : {"propagate-sharding", "decompose-reshardings", "finalize-allocation", "segmentation",
                            "classify-communications", "host-lowering", "stream-lowering", "forward-own-shard",
-                           "lower-communications", "allocate-and-deallocate", "assign-streams"})
+                           "lower-communications", "allocate-and-deallocate", "assign-streams", "select-comm-backend"})
     EXPECT_THAT(dump.str(), HasSubstr(std::string("after pass ") + pass));
   EXPECT_THAT(dump.str(), HasSubstr("%HostIrContainer"));
 }

@@ -49,6 +49,23 @@ TEST(SimCli, GraphPredictsAReplayWithoutHostIssue) {
   EXPECT_LT(g["makespan_us"].get<double>(), i["makespan_us"].get<double>());
 }
 
+// --comm-backend cuda: communications on the copy engines hold no SMs and are not slowed by the
+// GEMMs beside them, so on the h200 preset (which slows NCCL kernels beside compute) the p2p
+// pipeline predicts faster; the copy engines do not cross hosts, which sim refuses by name.
+TEST(SimCli, CopyEngineCommunicationsHoldNoSmsAndStayOnOneHost) {
+  const std::string cmd = "sim ag_matmul --machine h200 --devices 2 --streams 2 --pipeline p2p --m 8192 --k 8192 --n 3584 "
+                          "--dtype bf16 --graph --json";
+  auto nccl = runBraid(cmd);
+  auto cuda = runBraid(cmd + " --comm-backend cuda");
+  ASSERT_EQ(nccl.rc, 0) << nccl.err;
+  ASSERT_EQ(cuda.rc, 0) << cuda.err;
+  EXPECT_LT(json::parse(cuda.out)["makespan_us"].get<double>(), json::parse(nccl.out)["makespan_us"].get<double>());
+  auto split = runBraid(cmd + " --comm-backend cuda --gpus-per-node 1");
+  EXPECT_EQ(split.rc, 2) << split.out;
+  EXPECT_NE(split.err.find("CUDA IPC does not cross hosts"), std::string::npos) << split.err;
+  EXPECT_EQ(runBraid(cmd + " --gpus-per-node 1").rc, 0);
+}
+
 TEST(SimCli, SummaryTableExplainsTheResult) {
   auto r = runBraid("sim ag_matmul --machine h100 --devices 2 --streams 2 --m 2048");
   ASSERT_EQ(r.rc, 0) << r.err;

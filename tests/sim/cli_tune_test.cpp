@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "sim/calibrate.h"
@@ -39,6 +40,30 @@ TEST(TuneCli, RanksTheCandidatesAgainstSerial) {
   EXPECT_DOUBLE_EQ(j["serial"]["speedup_vs_serial"].get<double>(), 1.0);
   EXPECT_EQ(j["best"], j["configurations"][0]);
   EXPECT_EQ(j["pipelined_beats_serial"].get<bool>(), j["best"]["config"]["streams"] != "1");
+}
+
+// Transports: both by default when the ranks fit one node (the copy engines stay on a host), NCCL
+// alone across nodes; asking for the copy engines across nodes lists those candidates as failed,
+// with the reason.
+TEST(TuneCli, SearchesTheTransportsThatReachTheRanks) {
+  auto transports = [](const std::string& out) {
+    std::set<std::string> seen;
+    json j = json::parse(out);
+    for (const auto& c : j["configurations"]) seen.insert(c["config"].value("comm-backend", "nccl"));
+    return seen;
+  };
+  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2 --protocols A --top 50 --json";
+  auto one = runBraid(cmd);
+  ASSERT_EQ(one.rc, 0) << one.err;
+  EXPECT_EQ(transports(one.out), (std::set<std::string>{"nccl", "cuda"}));
+  auto two = runBraid(cmd + " --gpus-per-node 1");
+  ASSERT_EQ(two.rc, 0) << two.err;
+  EXPECT_EQ(transports(two.out), (std::set<std::string>{"nccl"}));
+  auto forced = runBraid(cmd + " --gpus-per-node 1 --comm-backends nccl,cuda");
+  ASSERT_EQ(forced.rc, 0) << forced.err;
+  EXPECT_EQ(transports(forced.out), (std::set<std::string>{"nccl"}));
+  EXPECT_NE(json::parse(forced.out)["failed"].dump().find("CUDA IPC does not cross hosts"), std::string::npos)
+      << forced.out;
 }
 
 // The schedules are searched and named in the ranking and in --json.
@@ -93,6 +118,8 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
       {"tune ag_matmul --machine h200 --top 0", "--top must be positive"},
       {"tune ag_matmul --machine h200 --pools 0", "--pools: '0' is neither 'chunks' nor a positive number"},
       {"tune ag_matmul --machine h200 --prefetch maybe", "--prefetch: 'maybe' must be on or off"},
+      {"tune ag_matmul --machine h200 --comm-backends nccl,ucc", "--comm-backends: 'ucc' is neither nccl nor cuda"},
+      {"tune ag_matmul --machine h200 --comm-backend cuda", "--comm-backend"},
       {"tune ag_matmul", "--machine is required"},
       {"tune no_such_workload --machine h200", "neither a file nor a workload"},
       {"tune " + std::string(BRAID_SOURCE_DIR) + "/examples/stream_set_serialized.hir --machine h200",
@@ -105,7 +132,7 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
 // --graph ranks predicted CUDA-graph replays: no configuration spends host time, and here each
 // is predicted faster than interpreted; confirming graph replays needs the GPU backend.
 TEST(TuneCli, GraphRanksPredictedReplays) {
-  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --json";
+  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --top 50 --json";
   auto graph = runBraid(cmd + " --graph");
   ASSERT_EQ(graph.rc, 0) << graph.err;
   auto interpreted = runBraid(cmd);

@@ -89,6 +89,31 @@ TEST(TuneCandidates, SchedulesAreSearchedWhereTheyMeanSomething) {
             c.end());
 }
 
+// Transports: every candidate once per transport, the serial baseline too; nccl adds no key.
+TEST(TuneCandidates, EveryCandidateOnEveryTransport) {
+  TuneSpace s;
+  s.streams = {1, 2};
+  s.protocols = {"A"};
+  s.pipelines = {"p2p"};
+  s.commBackends = {"nccl", "cuda"};
+  auto c = tuneCandidates(s);
+  std::vector<std::string> got;
+  for (const SweepConfig& k : c) got.push_back(configStr(k));
+  EXPECT_EQ(got, (std::vector<std::string>{"streams=1 protocol=A pipeline=collective",
+                                           "streams=1 protocol=A pipeline=collective comm-backend=cuda",
+                                           "streams=1 protocol=A pipeline=p2p",
+                                           "streams=1 protocol=A pipeline=p2p comm-backend=cuda",
+                                           "streams=2 protocol=A pipeline=p2p",
+                                           "streams=2 protocol=A pipeline=p2p comm-backend=cuda"}));
+  EXPECT_TRUE(isSerial(c[1]));  // the copy engines' serial program is a serial baseline too
+  s.commBackends = {"cuda", "cuda"};
+  EXPECT_THROW(tuneCandidates(s), Error);
+  s.commBackends = {"ucc"};
+  EXPECT_THROW(tuneCandidates(s), Error);
+  s.commBackends = {};
+  EXPECT_THROW(tuneCandidates(s), Error);
+}
+
 TEST(TuneCandidates, RejectsBadAxes) {
   TuneSpace s;
   s.streams = {2, 0};
@@ -150,11 +175,12 @@ TEST(RankTune, TopKeepsTheSerialBaselineInTheTable) {
 }
 
 // Searches allgather + matmul the way `braid tune` does: lower each candidate, simulate it.
-TuneResult searchAgMatmul(const Machine& m) {
+TuneResult searchAgMatmul(const Machine& m, std::vector<std::string> transports = {"nccl"}) {
   TuneSpace space;
   space.streams = {1, 2, 4};
   space.protocols = {"A", "B", "C"};
   space.pipelines = {"collective"};
+  space.commBackends = std::move(transports);
   auto one = [&](const SweepConfig& c) {
     WorkloadParams p;
     p.devices = 2;
@@ -168,6 +194,7 @@ TuneResult searchAgMatmul(const Machine& m) {
     p.lowering.protocol = protocol == "A"   ? StreamProtocol::kSeparateSyncLoop
                           : protocol == "B" ? StreamProtocol::kInLoopSync
                                             : StreamProtocol::kPerIterationJoin;
+    if (c.back().first == "comm-backend") p.lowering.commBackend = CommBackend::kCuda;
     Workload w = makeWorkload("ag_matmul", p);
     HostProgram prog = lower(*w.fusion, w.params.lowering, w.params.devices);
     SimOptions o;
@@ -198,6 +225,26 @@ TEST(TuneSearch, SerialWinsWhenEveryChunkCostsALotOfHostTime) {
   EXPECT_FALSE(r.pipelinedWins);
   EXPECT_EQ(streamsOf(r.ranked.front().config), 1);
   EXPECT_NE(tuneTable(r, 10).find("no pipelined configuration beats serial"), std::string::npos);
+}
+
+// When a kernel beside an NCCL kernel slows it down, the copy engines (no kernel) win the search.
+TEST(TuneSearch, CopyEnginesWinWhereComputeSlowsNcclKernels) {
+  Machine m = testing::bareMachine();
+  m.contention.commRateUnderCompute = 0.25;
+  TuneResult r = searchAgMatmul(m, {"nccl", "cuda"});
+  ASSERT_TRUE(r.ranked.front().ok());
+  EXPECT_TRUE(r.pipelinedWins);
+  EXPECT_EQ(configStr(r.ranked.front().config).find("comm-backend=cuda") != std::string::npos, true)
+      << tuneTable(r, 20);
+  // Without the slowdown (and without SM sharing) the two transports predict the same times.
+  m.contention.commRateUnderCompute = 1.0;
+  TuneResult tie = searchAgMatmul(m, {"nccl", "cuda"});
+  double best_nccl = 0, best_cuda = 0;
+  for (const SweepOutcome& o : tie.ranked) {
+    double& best = configStr(o.config).find("comm-backend=cuda") != std::string::npos ? best_cuda : best_nccl;
+    if (o.ok() && (best == 0 || o.makespanUs < best)) best = o.makespanUs;
+  }
+  EXPECT_DOUBLE_EQ(best_nccl, best_cuda);
 }
 
 }  // namespace
