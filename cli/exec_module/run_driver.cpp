@@ -194,6 +194,7 @@ std::set<CommBackend> commBackends(const HostProgram& program, const RunConfig& 
     std::optional<CommBackend> b;
     if (s.is<Communication>()) b = s.as<Communication>()->backend;
     if (s.is<P2PCommunication>()) b = s.as<P2PCommunication>()->backend;
+    if (s.is<CollectivePermute>()) b = s.as<CollectivePermute>()->backend;
     if (!b) return;
     if (cfg.backendOverride == "nccl") b = CommBackend::kNccl;
     if (cfg.backendOverride == "cuda") b = CommBackend::kCuda;
@@ -207,15 +208,15 @@ std::set<CommBackend> commBackends(const HostProgram& program, const RunConfig& 
   return used;
 }
 
-// The CUDA backend's communicator: NCCL and/or the copy engines, as the program's statements ask
-// (a program without communications gets the override's, else NCCL: the check's gather needs one). Both share the
-// rendezvous store: the copy engines' communicator joins the one the NCCL communicator serves.
-std::unique_ptr<Communicator> cudaCommunicator(const HostProgram& program, const RunConfig& cfg, Rendezvous rv,
+// The CUDA backend's communicator: NCCL and/or the copy engines, as the statements of the
+// programs it will run ask (`used`: every program of a sweep; none gets the override's, else NCCL:
+// the check's gather needs one). Both share the rendezvous store: the copy engines' communicator
+// joins the one the NCCL communicator serves.
+std::unique_ptr<Communicator> cudaCommunicator(std::set<CommBackend> used, const RunConfig& cfg, Rendezvous rv,
                                                int64_t device) {
   std::optional<CommBackend> force;
   if (cfg.backendOverride == "nccl") force = CommBackend::kNccl;
   if (cfg.backendOverride == "cuda") force = CommBackend::kCuda;
-  std::set<CommBackend> used = commBackends(program, cfg);
   if (used.empty()) used.insert(force.value_or(CommBackend::kNccl));
   std::map<CommBackend, std::unique_ptr<Communicator>> comms;
   if (used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = makeNcclCommunicator(rv, device);
@@ -308,6 +309,9 @@ struct RankState {
   std::unique_ptr<Device> device;
   std::unique_ptr<Communicator> comm;
   std::map<std::string, at::Tensor> inputs;  // the last program's seeded inputs (CheckOptions::inputCache)
+  // The transports every program of a sweep uses (--sweep comm-backend=nccl,cuda needs both
+  // communicators from the first program on); empty for a single program.
+  std::set<CommBackend> sweepBackends;
 };
 
 // How runProgram runs its program: checked, warmed up and timed as the flags say, or only run
@@ -343,9 +347,14 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     return e ? e->currentStatement() : std::string();
   });
   std::optional<Fault> fault = parseFault();
-  RankState st{env, current, fault, nullptr, nullptr, {}};
+  RankState st{env, current, fault, nullptr, nullptr, {}, {}};
   announceWarmup(cfg, env.rank);
   if (cfg.sweep.empty()) return runProgram(cfg, st, "");
+  if (cuda)
+    for (const RunConfig::SweepPoint& p : cfg.sweep) {
+      std::set<CommBackend> b = commBackends(prepare(sweepConfig(cfg, p), env.worldSize).program, cfg);
+      st.sweepBackends.insert(b.begin(), b.end());
+    }
   // The first configuration timed would otherwise also pay for the clocks' ramp and whatever
   // the communicators and libraries set up lazily (the GPU run: 15-20% slower than the same
   // program later in the sweep).
@@ -379,7 +388,8 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   if (cuda && !device) device = makeCudaDevice(env.localRank);
   if (device) device->setComputeSmCarveout(static_cast<int32_t>(cfg.smCarveout));
   if (!comm)
-    comm = cuda ? cudaCommunicator(program, cfg, rendezvousOf(env, cfg.timeoutSec, "braid/"), env.localRank)
+    comm = cuda ? cudaCommunicator(st.sweepBackends.empty() ? commBackends(program, cfg) : st.sweepBackends, cfg,
+                                   rendezvousOf(env, cfg.timeoutSec, "braid/"), env.localRank)
                 : connectRank(env, cuda, cfg.timeoutSec, "braid/");
 
   if (cfg.verbose && rank == 0 && !warmPass) std::cout << print(program) << std::flush;

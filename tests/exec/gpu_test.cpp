@@ -332,6 +332,21 @@ TEST(GpuCli, EveryWorkloadOnTwoGpusOverTheCopyEngines) {
   EXPECT_EQ(r.code, 0) << "P2P pipeline\n" << r.out;
 }
 
+// --comm-backend cuda lowers every communication onto the copy engines (backend=CUDA); a sweep over
+// both transports creates both communicators before its first program, and each program's output
+// matches the reference.
+TEST(GpuCli, SweepOverBothTransportsOnTwoGpus) {
+  NEED_GPUS(2);
+  for (const char* w : {"ag_matmul --pipeline p2p", "matmul_rs"}) {
+    Cli r = runCli(std::string("run ") + w + " --backend cuda --ranks 2 --m 64 --k 32 --n 32 --streams 2 --repeat 2 --graph "
+                   "--timeout 60 --sweep comm-backend=nccl,cuda protocol=A,B");
+    EXPECT_EQ(r.code, 0) << w << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "[nccl+cuda-ipc, cuda:0")) << r.out;
+    EXPECT_TRUE(contains(r.out, "timing [comm-backend=cuda protocol=B] (CUDA graph replay, 2 runs")) << r.out;
+    EXPECT_TRUE(contains(r.out, ", copy engines) on 2 ranks")) << r.out;
+  }
+}
+
 // --comm-priority high: both transports create their streams at the highest priority and the
 // results still match the reference; a wrong value is refused by the flag's check.
 TEST(GpuCli, HighPriorityCommunicatorStreamsOnTwoGpus) {
