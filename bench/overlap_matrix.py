@@ -404,7 +404,9 @@ def tune_unit(unit, machine, args):
            "--k", str(k), "--n", str(n), "--dtype", args.dtype, "--streams", streams, "--protocols", protocols,
            "--pipelines", ",".join(getattr(args, "pipelines", None) or ["collective"]), "--top", "100", "--json",
            # the schedules the matrix measures: one stream per chunk, waits in the loop, no prefetch
-           "--pools", "chunks", "--defer-waits", "off", "--prefetch", "off"]
+           "--pools", "chunks", "--defer-waits", "off", "--prefetch", "off",
+           # the transports the matrix measures (the CPU's Gloo is modelled as NCCL)
+           "--comm-backends", "nccl,cuda" if "cuda" in getattr(args, "measured_comms", []) else "nccl"]
     code, out, _ = sh(cmd, 300)
     rec = {"type": "tune", "workload": unit["workload"], "m": m, "k": k, "n": n, "size": unit["size"],
            "dtype": args.dtype, "ranks": args.ranks, "machine": machine, "exit_code": code}
@@ -417,7 +419,8 @@ def tune_unit(unit, machine, args):
         rec["error"] = "unexpected output: " + tail(out, 500)
         return rec
     rec["predicted"] = [{"streams": int(c["config"]["streams"]), "protocol": c["config"]["protocol"],
-                         "pipeline": c["config"].get("pipeline", "collective"), "predicted_us": c["predicted_us"]}
+                         "pipeline": c["config"].get("pipeline", "collective"),
+                         "comm": c["config"].get("comm-backend", "nccl"), "predicted_us": c["predicted_us"]}
                         for c in cfgs]
     best = min(rec["predicted"], key=lambda c: c["predicted_us"]) if rec["predicted"] else None
     rec["best"] = best
@@ -508,6 +511,7 @@ def cmd_run(args):
     args.results_dir = args.out
     caps = detect(args)
     comms = comm_backends(args, caps)
+    args.measured_comms = comms
     if not comms:
         raise SystemExit(f"overlap_matrix: none of --comms {args.comms} is accepted by this braid "
                          f"(--backend-override takes {caps['override']})")

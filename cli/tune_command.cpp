@@ -34,7 +34,7 @@ struct TuneArgs {
   std::string pools = "chunks,1";
   std::string deferWaits = "off,on";
   std::string prefetch = "off,on";
-  std::string commBackends;  // default: nccl,cuda on one node, nccl across nodes (copy engines stay on a host)
+  std::string commBackends;  // --comm-backends; default nccl
   int64_t top = 10;
   int64_t confirm = 0;  // --confirm N: run the N best with braid run
   std::string backend = "cuda";
@@ -111,10 +111,7 @@ int runTune(const TuneArgs& args) {
   if (args.top <= 0) throw Error("--top must be positive, got " + std::to_string(args.top));
   if (args.confirm < 0) throw Error("--confirm must be positive, got " + std::to_string(args.confirm));
   sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
-  sim::TuneSpace space = spaceOf(args);
-  // The copy engines move data within one host (CUDA IPC): tried by default when the ranks fit one node.
-  if (args.commBackends.empty() && applyWorkloadFlags(base.flags, simDefaults()).devices <= machine.topology.gpusPerNode)
-    space.commBackends = {"nccl", "cuda"};
+  sim::TuneSpace space = spaceOf(args);  // NCCL unless --comm-backends (docs/TUNE.md says why)
   std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(space);
 
   // Lower every candidate now: bad flags fail before anything runs, and choices the workload
@@ -224,8 +221,8 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--defer-waits", args->deferWaits, "deferred waits to try: off, on (default off,on; never with protocol B)");
       sub.add_option("--prefetch", args->prefetch, "prefetched communications to try: off, on (default off,on)");
       sub.add_option("--comm-backends", args->commBackends,
-                     "transports to try: nccl, cuda (the copy engines, one host only) (default nccl,cuda when the "
-                     "ranks fit one node of the machine, else nccl)");
+                     "transports to try: nccl, cuda (the copy engines, one host only) (default nccl; docs/TUNE.md "
+                     "says when to add cuda)");
       sub.add_option("--top", args->top, "show the K fastest configurations (default 10)");
       CLI::Option* confirm = sub.add_option(
           "--confirm", args->confirm,

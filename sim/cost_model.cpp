@@ -106,6 +106,52 @@ CommCost p2pCost(const Machine& mc, double bytes, bool interNode) {
   return c;
 }
 
+CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int64_t teamSize, double bytes) {
+  const CopyEngineModel& ce = mc.copyEngines;
+  const double n = static_cast<double>(std::max<int64_t>(teamSize, 1));
+  double pulled = 0, row = 0;  // bytes this rank pulls; a reduction's row
+  switch (type) {
+    case CommunicationType::kAllgather:
+    case CommunicationType::kGather:
+    case CommunicationType::kAllToAll: pulled = (n - 1) / n * bytes; break;
+    case CommunicationType::kScatter: pulled = bytes / n; break;
+    case CommunicationType::kBroadcast:
+    case CommunicationType::kSendRecv: pulled = bytes; break;
+    case CommunicationType::kReduceScatter:
+      row = bytes / n;
+      pulled = (n - 1) * row;
+      break;
+    case CommunicationType::kAllreduce:
+    case CommunicationType::kReduce:
+      row = bytes;
+      pulled = (n - 1) * row;
+      break;
+  }
+  CommCost c;
+  c.p2p = true;
+  c.latencyUs = teamSize > 1 ? ce.latencyUs : 0;
+  c.bandwidthGBps = ce.bandwidthGBps;
+  c.linkBytes = pulled;
+  c.us = c.latencyUs + pulled / (ce.bandwidthGBps * kBytesPerUsPerGBps);
+  // The local sum: own row copied into the staging (2 row), rows read and the sum written
+  // (n + 1), the sum copied into the output (2).
+  if (row > 0 && teamSize > 1) {
+    c.kernelUs = (n + 5) * row / (ce.reduceGBps * kBytesPerUsPerGBps);
+    c.us += c.kernelUs;
+  }
+  return c;
+}
+
+CommCost copyEngineP2PCost(const Machine& mc, double bytes) {
+  CommCost c;
+  c.p2p = true;
+  c.latencyUs = mc.copyEngines.latencyUs;
+  c.bandwidthGBps = mc.copyEngines.bandwidthGBps;
+  c.linkBytes = bytes;
+  c.us = c.latencyUs + bytes / (c.bandwidthGBps * kBytesPerUsPerGBps);
+  return c;
+}
+
 CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t n, int64_t nodes, double bytes) {
   n = std::max<int64_t>(n, 1);
   nodes = std::clamp<int64_t>(nodes, 1, n);

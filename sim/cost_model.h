@@ -45,6 +45,7 @@ struct CommCost {
   bool p2p = false;        // a point-to-point schedule (send/recv, all-to-all, scatter, gather)
   bool interNode = false;  // the team spans several nodes
   double linkBytes = 0;    // bytes each member sends over its links (utilization)
+  double kernelUs = 0;     // copy engines: the part of `us` that runs as a kernel (a reduction's local sum)
   std::string describe() const;  // "ring/LL128, 12.3 us latency, 345 GB/s"
 };
 
@@ -54,5 +55,13 @@ struct CommCost {
 CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t teamSize, int64_t nodesSpanned, double bytes);
 // One point-to-point transfer of `bytes` between two GPUs.
 CommCost p2pCost(const Machine& mc, double bytes, bool interNode);
+
+// The same on the copy engines (backend=CUDA), as braid's executor runs them: each rank pulls
+// its peers' parts one peer copy after another, and a reduction then sums the `teamSize` rows
+// (its own copied in) and copies the sum into the output: `latency + pulled / bandwidth +
+// (teamSize + 5) x row / reduce rate`. `bytes` is the full buffer S, as for collectiveCost.
+CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int64_t teamSize, double bytes);
+// A coalesced group's largest receive of `bytes` on the copy engines.
+CommCost copyEngineP2PCost(const Machine& mc, double bytes);
 
 }  // namespace braid::sim

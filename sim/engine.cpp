@@ -28,6 +28,10 @@ struct Job {
   // Rendezvous: member GPUs on which it has no SMs yet, because a kernel that was dispatching
   // its CTAs there when it started has not reached its last wave (contention.comm_waits_for_dispatch).
   std::vector<int32_t> blockedOn;
+  // Rendezvous on the copy engines with a local sum (Rendezvous::cost.kernelUs > 0): the pulls
+  // are done and the sum's kernel runs (since kernelStartedAt).
+  bool kernelPhase = false;
+  double kernelStartedAt = 0;
   // Rendezvous: how many member GPUs run a kernel beside it, and how many of its member GPUs
   // have k communications running (k = 1 .. kMaxShare).
   int32_t membersWithCompute = 0;
@@ -42,7 +46,7 @@ struct Gpu {
   bool computeActive = false;
 };
 
-enum : uint8_t { kReady, kKernelDone, kCommDone, kLastWave };
+enum : uint8_t { kReady, kKernelDone, kCommDone, kLastWave, kCommKernelPhase };
 
 struct Pending {
   double t;
@@ -103,6 +107,9 @@ class Engine {
           break;
         case kLastWave:
           onLastWave(p.id);
+          break;
+        case kCommKernelPhase:
+          if (commJobs_[static_cast<size_t>(p.id)].version == p.version) startCommKernel(p.id);
           break;
       }
     }
@@ -246,7 +253,7 @@ class Engine {
     for (int32_t r : gpus_[static_cast<size_t>(gpu)].comms) {
       Job& cj = commJobs_[static_cast<size_t>(r)];
       auto it = std::find(cj.blockedOn.begin(), cj.blockedOn.end(), gpu);
-      if (it == cj.blockedOn.end() || dispatchBlocks(gpu, cj.startedAt)) continue;
+      if (it == cj.blockedOn.end() || dispatchBlocks(gpu, cj.kernelPhase ? cj.kernelStartedAt : cj.startedAt)) continue;
       cj.blockedOn.erase(it);
       updateCommRate(r);
       changed = true;
@@ -351,8 +358,9 @@ class Engine {
     if (!j.blockedOn.empty()) return 0;  // queued behind a kernel's CTAs on some member GPU
     const Rendezvous& rv = g_.rendezvousSets[static_cast<size_t>(r)];
     double rate = 1.0 / std::max(rv.cost.us, 1e-9);
-    // A kernel beside an NCCL kernel slows it; the copy engines run no kernel.
-    if (j.membersWithCompute > 0 && !rv.copyEngines) rate *= c.commRateUnderCompute;
+    // A kernel beside an NCCL kernel slows it; on the copy engines only the local sum of a
+    // reduction is a kernel (its last kernelUs), and only then does it slow.
+    if (j.membersWithCompute > 0 && (!rv.copyEngines || j.kernelPhase)) rate *= c.commRateUnderCompute;
     if (c.linkSharing) {
       int most = 1;
       for (int k = kMaxShare; k > 1; --k)
@@ -367,7 +375,41 @@ class Engine {
 
   void updateCommRate(int32_t r) {
     Job& j = commJobs_[static_cast<size_t>(r)];
-    if (j.running) setRate(j, commRate(r), kCommDone, r);
+    if (!j.running) return;
+    const CommCost& cost = g_.rendezvousSets[static_cast<size_t>(r)].cost;
+    if (cost.kernelUs <= 0 || j.kernelPhase) {
+      setRate(j, commRate(r), kCommDone, r);
+      return;
+    }
+    // The pulls: they end when only the local sum's share of the work is left.
+    double rate = commRate(r);
+    if (j.rate == rate) return;
+    j.remaining = std::max(0.0, j.remaining - j.rate * (now_ - j.last));
+    j.last = now_;
+    j.rate = rate;
+    ++j.version;
+    const double sum = std::min(1.0, cost.kernelUs / std::max(cost.us, 1e-9));
+    if (rate > 0) push(now_ + std::max(0.0, j.remaining - sum) / rate, kCommKernelPhase, r, j.version);
+  }
+
+  // A copy-engine reduction's pulls are done: its local sum is a kernel, which waits for the SMs
+  // of a GEMM still dispatching its CTAs (contention.comm_waits_for_dispatch) and slows beside
+  // compute like NCCL's kernels.
+  void startCommKernel(int32_t r) {
+    const Rendezvous& rv = g_.rendezvousSets[static_cast<size_t>(r)];
+    Job& j = commJobs_[static_cast<size_t>(r)];
+    j.remaining = std::min(1.0, rv.cost.kernelUs / std::max(rv.cost.us, 1e-9));
+    j.last = now_;
+    j.kernelPhase = true;
+    j.kernelStartedAt = now_;
+    if (mc_.contention.commWaitsForDispatch)
+      for (int32_t m : rv.members) {
+        int32_t gpu = g_.gpu[static_cast<size_t>(m)];
+        if (dispatchBlocks(gpu, now_) && std::find(j.blockedOn.begin(), j.blockedOn.end(), gpu) == j.blockedOn.end())
+          j.blockedOn.push_back(gpu);
+      }
+    j.rate = -1;  // force the new rate (and its completion event)
+    setRate(j, commRate(r), kCommDone, r);
   }
 
   // The number of communications running on `gpu` goes from `from` to `to`: every one of them
@@ -393,6 +435,7 @@ class Engine {
     j.membersWithCompute = 0;
     j.share.fill(0);
     j.startedAt = now_;
+    j.kernelPhase = false;
     j.blockedOn.clear();
     if (mc_.contention.commWaitsForDispatch && rv.smsHeld > 0)  // a kernel that holds no SMs never queues
       for (int32_t m : rv.members) {

@@ -175,6 +175,16 @@ double Machine::interNodeGBpsPerGpu() const {
   return nic.bandwidthGBps * static_cast<double>(topology.nicsPerNode) / static_cast<double>(topology.gpusPerNode);
 }
 
+CopyEngineModel defaultCopyEngines(const Machine& m) {
+  // Measured on two H200s (docs/ACCURACY.md, the copy engines): a 64 MiB pull at 0.7 of NVLink's
+  // one-direction bandwidth, ~20 us per operation, the reduction at 0.58 of the HBM peak.
+  CopyEngineModel c;
+  c.bandwidthGBps = 0.7 * m.nvlink.bandwidthGBps;
+  c.latencyUs = 20;
+  c.reduceGBps = 0.58 * m.gpu.hbmGBps;
+  return c;
+}
+
 Machine machineFromJson(const std::string& text, const std::string& file) {
   json doc = parseJsonDocument(text, file);
   Obj root(doc, "", file);
@@ -269,6 +279,15 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     }
     n.done();
   }
+  if (root.has("copy_engines")) {
+    Obj c = root.child("copy_engines");
+    m.copyEngines.bandwidthGBps = c.positive("bandwidth_gbps");
+    m.copyEngines.latencyUs = c.nonNegative("latency_us");
+    m.copyEngines.reduceGBps = c.positive("reduce_gbps");
+    c.done();
+  } else {
+    m.copyEngines = defaultCopyEngines(m);
+  }
   {
     Obj c = root.child("contention");
     m.contention.smSharing = c.boolean("sm_sharing");
@@ -343,6 +362,9 @@ std::string machineToJson(const Machine& m) {
       k[communicationTypeName(static_cast<CommunicationType>(t))] = m.nccl.kindBandwidthFactor[static_cast<size_t>(t)];
     j["nccl"]["kind_bandwidth_factor"] = k;
   }
+  j["copy_engines"] = {{"bandwidth_gbps", m.copyEngines.bandwidthGBps},
+                       {"latency_us", m.copyEngines.latencyUs},
+                       {"reduce_gbps", m.copyEngines.reduceGBps}};
   j["contention"] = {{"sm_sharing", m.contention.smSharing},
                      {"sm_sharing_waves", m.contention.smSharingWaves},
                      {"hbm_sharing", m.contention.hbmSharing},

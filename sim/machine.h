@@ -97,6 +97,17 @@ constexpr std::array<double, kNumCommunicationTypes> uniformKindFactors() {
   return a;
 }
 
+// The copy-engine transport (braid run's backend=CUDA, exec/cuda_ipc_communicator.cpp): each rank
+// pulls its peers' parts with peer copies over NVLink (no SMs), then, for a reduction, sums the
+// pulled rows with ATen on the communicator's stream (a kernel: HBM traffic). Optional in a
+// machine file; without it the defaults of docs/MACHINES.md are derived from the NVLink and HBM.
+struct CopyEngineModel {
+  double bandwidthGBps = 0;  // one peer copy's achieved rate over NVLink, GB/s
+  double latencyUs = 0;      // the per-operation handshake: signal, wait, copy launch, consumed
+  double reduceGBps = 0;     // the local reduction's achieved HBM rate (read + written), GB/s
+  bool operator==(const CopyEngineModel&) const = default;
+};
+
 // NCCL's tuning model (src/graph/tuning.cc): time = latency + bytes / algorithm bandwidth, per
 // algorithm and protocol; the simulator picks the fastest enabled pair, as NCCL does.
 struct NcclModel {
@@ -150,6 +161,7 @@ struct Machine {
   LinkModel nvlink;
   LinkModel nic;
   NcclModel nccl;
+  CopyEngineModel copyEngines;
   ContentionModel contention;
   bool operator==(const Machine&) const = default;
 
@@ -171,5 +183,7 @@ Machine loadMachine(const std::string& nameOrPath);
 // "m.json: gpu.hbm_gbps: missing", "m.json: nccl.protocols[1]: unknown protocol \"LL64\"".
 Machine machineFromJson(const std::string& text, const std::string& file);
 std::string machineToJson(const Machine& m);
+// The copy engines of a machine file without a `copy_engines` section, from its NVLink and HBM.
+CopyEngineModel defaultCopyEngines(const Machine& m);
 
 }  // namespace braid::sim

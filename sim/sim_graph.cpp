@@ -88,6 +88,14 @@ CommCost p2pEventCost(const sem::Event& e, const Machine& mc) {
   return worst;
 }
 
+// On the copy engines a rank pulls its receives one after the other; a rank that only sends
+// waits until its peers pulled.
+double copyEnginePulledBytes(const sem::Event& e) {
+  double recv = 0, send = 0;
+  for (const sem::P2POp& op : e.p2p) (op.type == P2PType::kRecv ? recv : send) += static_cast<double>(op.bytes);
+  return recv > 0 ? recv : send;
+}
+
 struct UnionFind {
   std::vector<int32_t> parent;
   explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
@@ -310,10 +318,12 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     const std::vector<int64_t>& team = first.comm->team;
     auto [nodes, fresh] = nodes_of.try_emplace(first.comm, 0);
     if (fresh) nodes->second = nodesSpanned(team, mc);
-    r.cost = collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodes->second,
-                            collectiveBytes(first));
     r.copyEngines = onCopyEngines(first.comm->backend);
     if (r.copyEngines && nodes->second > 1) throw crossHostCopy(g, grp.members.front(), nodes->second);
+    r.cost = r.copyEngines ? copyEngineCollectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()),
+                                                      collectiveBytes(first))
+                           : collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodes->second,
+                                            collectiveBytes(first));
     r.smsHeld = r.copyEngines ? 0 : ncclSms;
     for (int32_t m : grp.members) s.rendezvous[static_cast<size_t>(m)] = static_cast<int32_t>(s.rendezvousSets.size());
     s.rendezvousSets.push_back(std::move(r));
@@ -346,7 +356,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     }
     Rendezvous& r = s.rendezvousSets[static_cast<size_t>(it->second)];
     r.members.push_back(e);
-    CommCost c = p2pEventCost(g.events[static_cast<size_t>(e)], mc);
+    CommCost c = ce ? copyEngineP2PCost(mc, copyEnginePulledBytes(ev)) : p2pEventCost(ev, mc);
     if (c.us > r.cost.us) r.cost = c;
     s.rendezvous[static_cast<size_t>(e)] = it->second;
   }

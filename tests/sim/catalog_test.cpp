@@ -104,5 +104,35 @@ TEST(SimCatalog, EveryExampleAndDumpSimulates) {
   EXPECT_GE(files, 11);
 }
 
+// On the copy engines only a reduction's local sum is a kernel: compute beside the transfers slows
+// the pipelined GEMM + ReduceScatter (its sums run beside the next chunk's GEMM), never the
+// AG + GEMM p2p pipeline (pure copies).
+TEST(CopyEngines, OnlyTheLocalSumOfAReductionSlowsBesideCompute) {
+  auto makespan = [](const std::string& workload, PipelineKind pipeline, double rateUnderCompute) {
+    WorkloadParams p;
+    p.devices = 2;
+    p.streams = 4;
+    p.m = 8192;
+    p.k = 4096;
+    p.n = 4096;
+    p.dtype = DataType::kBFloat16;
+    p.lowering.streams = 1;  // one compute stream: chunk i's communication beside chunk i+1's GEMM
+    p.lowering.pipeline = pipeline;
+    p.lowering.deferWaits = workload == "matmul_rs";
+    p.lowering.commBackend = CommBackend::kCuda;
+    Workload w = makeWorkload(workload, p);
+    sim::Machine m = testing::bareMachine();
+    m.contention.commRateUnderCompute = rateUnderCompute;
+    sim::SimOptions o;
+    o.semantics.numRanks = 2;
+    o.semantics.numberOfStreams = p.lowering.streams;
+    sim::SimResult r = sim::simulate(lower(*w.fusion, w.params.lowering, 2), m, o);
+    EXPECT_FALSE(r.engine.deadlocked) << sim::describeDeadlock(r);
+    return r.makespanUs;
+  };
+  EXPECT_GT(makespan("matmul_rs", PipelineKind::kCollective, 0.1), makespan("matmul_rs", PipelineKind::kCollective, 1.0));
+  EXPECT_DOUBLE_EQ(makespan("ag_matmul", PipelineKind::kP2P, 0.1), makespan("ag_matmul", PipelineKind::kP2P, 1.0));
+}
+
 }  // namespace
 }  // namespace braid

@@ -42,10 +42,9 @@ TEST(TuneCli, RanksTheCandidatesAgainstSerial) {
   EXPECT_EQ(j["pipelined_beats_serial"].get<bool>(), j["best"]["config"]["streams"] != "1");
 }
 
-// Transports: both by default when the ranks fit one node (the copy engines stay on a host), NCCL
-// alone across nodes; asking for the copy engines across nodes lists those candidates as failed,
-// with the reason.
-TEST(TuneCli, SearchesTheTransportsThatReachTheRanks) {
+// Transports: NCCL by default; --comm-backends nccl,cuda adds the copy engines, which do not cross
+// hosts: asked for across nodes, those candidates are listed as failed, with the reason.
+TEST(TuneCli, SearchesTheTransportsItIsGiven) {
   auto transports = [](const std::string& out) {
     std::set<std::string> seen;
     json j = json::parse(out);
@@ -53,17 +52,17 @@ TEST(TuneCli, SearchesTheTransportsThatReachTheRanks) {
     return seen;
   };
   const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2 --protocols A --top 50 --json";
-  auto one = runBraid(cmd);
-  ASSERT_EQ(one.rc, 0) << one.err;
-  EXPECT_EQ(transports(one.out), (std::set<std::string>{"nccl", "cuda"}));
-  auto two = runBraid(cmd + " --gpus-per-node 1");
-  ASSERT_EQ(two.rc, 0) << two.err;
-  EXPECT_EQ(transports(two.out), (std::set<std::string>{"nccl"}));
-  auto forced = runBraid(cmd + " --gpus-per-node 1 --comm-backends nccl,cuda");
-  ASSERT_EQ(forced.rc, 0) << forced.err;
-  EXPECT_EQ(transports(forced.out), (std::set<std::string>{"nccl"}));
-  EXPECT_NE(json::parse(forced.out)["failed"].dump().find("CUDA IPC does not cross hosts"), std::string::npos)
-      << forced.out;
+  auto dflt = runBraid(cmd);
+  ASSERT_EQ(dflt.rc, 0) << dflt.err;
+  EXPECT_EQ(transports(dflt.out), (std::set<std::string>{"nccl"}));
+  auto both = runBraid(cmd + " --comm-backends nccl,cuda");
+  ASSERT_EQ(both.rc, 0) << both.err;
+  EXPECT_EQ(transports(both.out), (std::set<std::string>{"nccl", "cuda"}));
+  auto split = runBraid(cmd + " --gpus-per-node 1 --comm-backends nccl,cuda");
+  ASSERT_EQ(split.rc, 0) << split.err;
+  EXPECT_EQ(transports(split.out), (std::set<std::string>{"nccl"}));
+  EXPECT_NE(json::parse(split.out)["failed"].dump().find("CUDA IPC does not cross hosts"), std::string::npos)
+      << split.out;
 }
 
 // The schedules are searched and named in the ranking and in --json.
@@ -132,7 +131,7 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
 // --graph ranks predicted CUDA-graph replays: no configuration spends host time, and here each
 // is predicted faster than interpreted; confirming graph replays needs the GPU backend.
 TEST(TuneCli, GraphRanksPredictedReplays) {
-  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --top 50 --json";
+  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --json";
   auto graph = runBraid(cmd + " --graph");
   ASSERT_EQ(graph.rc, 0) << graph.err;
   auto interpreted = runBraid(cmd);

@@ -149,5 +149,23 @@ TEST(SimCostModel, SmSlowdownProportionalOrInWaves) {
   EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 40, 20, false), 2.0);
 }
 
+// The copy engines as braid's executor runs them: pulls one after the other at the transport's
+// rate, then for a reduction the local sum's traffic at its own rate.
+TEST(SimCostModel, CopyEnginesPullThenSumLocally) {
+  sim::Machine m = testing::bareMachine();
+  m.copyEngines = {100, 10, 1000};  // GB/s, us, GB/s: 100 bytes/ns pulled, 1000 bytes/ns summed
+  const double s = 1e6;             // 1 MB
+  using T = CommunicationType;
+  // Allgather on 4 ranks: 3/4 of S pulled.
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllgather, 4, s).us, 10 + 0.75e6 / 100e3);
+  // ReduceScatter on 4: rows of S/4, 3 of them pulled, (4 + 5) rows of traffic summed.
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kReduceScatter, 4, s).us, 10 + 0.75e6 / 100e3 + 9 * 0.25e6 / 1e6);
+  // Allreduce on 2: the peer's whole buffer pulled, (2 + 5) buffers of traffic.
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllreduce, 2, s).us, 10 + 1e6 / 100e3 + 7 * 1e6 / 1e6);
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllreduce, 1, s).us, 0);  // nothing to move
+  EXPECT_DOUBLE_EQ(sim::copyEngineP2PCost(m, s).us, 10 + 1e6 / 100e3);
+  EXPECT_DOUBLE_EQ(sim::copyEngineP2PCost(m, s).linkBytes, s);
+}
+
 }  // namespace
 }  // namespace braid

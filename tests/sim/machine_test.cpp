@@ -82,6 +82,26 @@ TEST(SimMachine, OptionalKindFactorsAndDispatchRuleRoundTrip) {
   EXPECT_NE(errorFor(j).find("m.json: nccl.kind_bandwidth_factor.Allgather"), std::string::npos) << errorFor(j);
 }
 
+// copy_engines is optional: without it the transport's constants derive from NVLink and HBM.
+TEST(SimMachine, CopyEnginesSectionIsOptionalAndRoundTrips) {
+  json j = h200();
+  ASSERT_FALSE(j.contains("copy_engines"));
+  sim::Machine d = sim::machineFromJson(j.dump(), "m.json");
+  EXPECT_DOUBLE_EQ(d.copyEngines.bandwidthGBps, 0.7 * d.nvlink.bandwidthGBps);
+  EXPECT_DOUBLE_EQ(d.copyEngines.reduceGBps, 0.58 * d.gpu.hbmGBps);
+  EXPECT_EQ(d.copyEngines, sim::defaultCopyEngines(d));
+  j["copy_engines"] = {{"bandwidth_gbps", 250}, {"latency_us", 12}, {"reduce_gbps", 2000}};
+  sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
+  EXPECT_DOUBLE_EQ(m.copyEngines.bandwidthGBps, 250);
+  EXPECT_DOUBLE_EQ(m.copyEngines.latencyUs, 12);
+  EXPECT_DOUBLE_EQ(m.copyEngines.reduceGBps, 2000);
+  EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "back.json"), m);
+  j["copy_engines"]["bandwidth_gbps"] = 0;
+  EXPECT_NE(errorFor(j).find("m.json: copy_engines.bandwidth_gbps"), std::string::npos) << errorFor(j);
+  j["copy_engines"] = {{"bandwidth_gbps", 250}, {"latency_us", 12}};
+  EXPECT_NE(errorFor(j).find("m.json: copy_engines.reduce_gbps: missing"), std::string::npos) << errorFor(j);
+}
+
 TEST(SimMachine, WrongTypesAndRangesAreNamed) {
   json j = h200();
   j["gpu"]["sms"] = "many";
