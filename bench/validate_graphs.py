@@ -4,7 +4,9 @@
 `braid run --graph` prints, per configuration of a sweep, one timing line per rank ("rank R
 timing [CONFIG] (CUDA graph replay, N runs, median): wall W us ...") and then the program's label
 ("braid run: WORKLOAD (D=2, S=4, P=1, m=..., k=..., n=..., protocol A, modulo, collective,
-deferred waits, prefetch) on 2 ranks ..."). This script reads such logs from one or more
+deferred waits, prefetch, copy engines) on 2 ranks [COMMUNICATORS, ...]"; a run whose only
+communicator is `cuda-ipc`, i.e. `--backend-override cuda`, is simulated with `--comm-backend
+cuda`). This script reads such logs from one or more
 folders (one folder per launch set; a log is `run_<shape>_<variant>_<rep>.log`), takes a
 point's measured time as the median over its launches of the slower rank's median, simulates the
 same program with `braid sim --graph` (no host issue: the whole program is submitted at once), and
@@ -28,7 +30,7 @@ import subprocess
 import sys
 
 TIMING = re.compile(r"rank (\d+) timing (?:\[(.*?)\] )?\(CUDA graph replay, (\d+) runs, median\): wall ([0-9.]+) us")
-LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks")
+LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks(?: \[([a-z+-]+),)?")
 
 
 def parse_label(workload, inner):
@@ -53,6 +55,8 @@ def parse_label(workload, inner):
             flags.append("--prefetch")
         elif part == "own shard in place":
             flags += ["--own-shard", "in-place"]
+        elif part == "copy engines":
+            flags += ["--comm-backend", "cuda"]
         else:
             raise SystemExit(f"validate_graphs: unknown part '{part}' in the label of {workload} ({inner})")
     return flags
@@ -79,9 +83,16 @@ def read_logs(dirs):
                     continue
                 m = LABEL.search(line)
                 if m and ranks:
-                    workload, inner = m.group(1), m.group(2)
-                    key = (shape, f"{workload} ({inner})")
-                    flags[key] = [workload] + parse_label(workload, inner)
+                    workload, inner, comms = m.group(1), m.group(2), m.group(4)
+                    argv = [workload] + parse_label(workload, inner)
+                    program = f"{workload} ({inner})"
+                    # --backend-override cuda runs every communication on the copy engines: the
+                    # label's communicators say so ("[cuda-ipc, ...]"), the program does not.
+                    if comms == "cuda-ipc" and "--comm-backend" not in argv:
+                        argv += ["--comm-backend", "cuda"]
+                        program = f"{workload} ({inner}, copy engines)"
+                    key = (shape, program)
+                    flags[key] = argv
                     points[key][launch] = max(ranks.values())
                     ranks = {}
     return points, flags

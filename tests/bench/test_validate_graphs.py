@@ -1,0 +1,73 @@
+"""bench/validate_graphs.py: run labels to `braid sim` flags, the transport of a run (a label's
+`copy engines`, or `--backend-override cuda` seen in the communicators), and a real run of the
+built `braid sim --graph` over a two-point log (python3 -m unittest discover -s tests/bench;
+BRAID names the binary)."""
+import io
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import validate_graphs as vg  # noqa: E402
+
+LOG = """braid run: rank 0 timing [comm-backend=nccl] (CUDA graph replay, 20 runs, median): wall 300 us, host issue 9 us
+[rank 1] braid run: rank 1 timing [comm-backend=nccl] (CUDA graph replay, 20 runs, median): wall 310 us, host issue 9 us
+braid run: ag_matmul (D=2, S=2, m=256, k=128, n=64, protocol A, modulo, p2p) on 2 ranks [nccl+cuda-ipc, cuda:0 (NVIDIA H200)], numberOfStreams=2, seed 0
+braid run: rank 0 timing [comm-backend=cuda] (CUDA graph replay, 20 runs, median): wall 200 us, host issue 9 us
+[rank 1] braid run: rank 1 timing [comm-backend=cuda] (CUDA graph replay, 20 runs, median): wall 205 us, host issue 9 us
+braid run: ag_matmul (D=2, S=2, m=256, k=128, n=64, protocol A, modulo, p2p, copy engines) on 2 ranks [nccl+cuda-ipc, cuda:0 (NVIDIA H200)], numberOfStreams=2, seed 0
+"""
+OVERRIDE = """braid run: rank 0 timing [streams=1] (CUDA graph replay, 20 runs, median): wall 400 us, host issue 9 us
+[rank 1] braid run: rank 1 timing [streams=1] (CUDA graph replay, 20 runs, median): wall 420 us, host issue 9 us
+braid run: matmul_rs (D=2, S=1, m=256, k=128, n=64, protocol A, modulo, collective) on 2 ranks [cuda-ipc, cuda:0 (NVIDIA H200)], numberOfStreams=1, seed 0
+"""
+
+
+class Labels(unittest.TestCase):
+    def test_schedules_and_transport_become_flags(self):
+        self.assertEqual(vg.parse_label("ag_matmul", "D=2, S=2, P=1, m=8, k=4, n=2, protocol B, modulo, p2p, prefetch, "
+                                                     "own shard in place, copy engines"),
+                         ["--devices", "2", "--streams", "2", "--pool", "1", "--m", "8", "--k", "4", "--n", "2",
+                          "--protocol", "B", "--indexing", "modulo", "--pipeline", "p2p", "--prefetch",
+                          "--own-shard", "in-place", "--comm-backend", "cuda"])
+        with self.assertRaises(SystemExit):
+            vg.parse_label("ag_matmul", "D=2, pigeons")
+
+    def test_points_keep_their_transport(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "run_agS_p2p_1.log"), "w") as f:
+                f.write(LOG)
+            with open(os.path.join(d, "run_rsS_cuda_base_1.log"), "w") as f:
+                f.write(OVERRIDE)
+            points, flags = vg.read_logs([d])
+        by_program = {k[1]: v for k, v in points.items()}
+        nccl = "ag_matmul (D=2, S=2, m=256, k=128, n=64, protocol A, modulo, p2p)"
+        cuda = "ag_matmul (D=2, S=2, m=256, k=128, n=64, protocol A, modulo, p2p, copy engines)"
+        override = "matmul_rs (D=2, S=1, m=256, k=128, n=64, protocol A, modulo, collective, copy engines)"
+        self.assertEqual(list(by_program[nccl].values()), [310.0])  # the slower rank
+        self.assertEqual(list(by_program[cuda].values()), [205.0])
+        self.assertEqual(list(by_program[override].values()), [420.0])
+        self.assertNotIn("--comm-backend", flags[("agS", nccl)])
+        self.assertEqual(flags[("agS", cuda)][-2:], ["--comm-backend", "cuda"])
+        self.assertEqual(flags[("rsS", override)][-2:], ["--comm-backend", "cuda"])
+
+    @unittest.skipUnless(os.environ.get("BRAID"), "BRAID names the built braid binary")
+    def test_simulates_both_transports(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "run_agS_p2p_1.log"), "w") as f:
+                f.write(LOG)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                sys.argv = ["validate_graphs.py", d, "--braid", os.environ["BRAID"], "--machine", "h200"]
+                self.assertEqual(vg.main(), 0)
+        text = out.getvalue()
+        self.assertIn("copy engines) | 205 |", text)
+        self.assertIn("all points: n=2", text)
+        self.assertNotIn("failed", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
