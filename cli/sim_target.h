@@ -39,7 +39,7 @@ struct SimArgs {
 // The workload sizes `sim` and the commands built on it default to.
 WorkloadParams simDefaults();
 
-// "a100, b200, h100, h200".
+// "a100, b200, h100, h200, h200-datasheet".
 std::string presetList();
 
 // The machine of --machine with --nodes / --gpus-per-node applied; throws Error when it is

@@ -170,7 +170,7 @@ struct Machine {
   double interNodeGBpsPerGpu() const;
 };
 
-// Built-in presets: "a100", "b200", "h100", "h200".
+// Built-in presets: "a100", "b200", "h100", "h200", "h200-datasheet".
 std::vector<std::string> machinePresetNames();
 // The preset's machine-file text, or "" when there is none of that name.
 std::string machinePresetJson(const std::string& name);

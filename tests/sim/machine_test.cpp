@@ -16,13 +16,20 @@ using json = nlohmann::ordered_json;
 
 TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
   std::vector<std::string> names = sim::machinePresetNames();
-  EXPECT_EQ(names, (std::vector<std::string>{"a100", "b200", "h100", "h200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100", "b200", "h100", "h200", "h200-datasheet"}));
   for (const auto& n : names) {
     sim::Machine m = sim::loadMachine(n);
     EXPECT_EQ(m.name, n);
     EXPECT_GT(m.gpu.sms, m.nccl.channels * m.nccl.smsPerChannel);
     EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
   }
+  // h200 is h200-datasheet with the GEMM efficiency measured on two H200s, nothing else.
+  sim::Machine calibrated = sim::loadMachine("h200"), datasheet = sim::loadMachine("h200-datasheet");
+  EXPECT_NE(calibrated.gpu.matmulEfficiency, datasheet.gpu.matmulEfficiency);
+  datasheet.gpu.matmulEfficiency = calibrated.gpu.matmulEfficiency;
+  datasheet.name = calibrated.name;
+  datasheet.description = calibrated.description;
+  EXPECT_EQ(datasheet, calibrated);
   // Datasheet facts the presets must keep.
   EXPECT_EQ(sim::loadMachine("h200").gpu.hbmGBps, 4800);
   EXPECT_EQ(sim::loadMachine("h100").gpu.hbmGBps, 3350);
@@ -129,7 +136,7 @@ TEST(SimMachine, WrongTypesAndRangesAreNamed) {
 
 TEST(SimMachine, UnknownNamesListThePresets) {
   std::string e = errorOf([] { sim::loadMachine("h300"); });
-  EXPECT_NE(e.find("'h300' is neither a preset (a100, b200, h100, h200) nor a machine file"), std::string::npos) << e;
+  EXPECT_NE(e.find("'h300' is neither a preset (a100, b200, h100, h200, h200-datasheet) nor a machine file"), std::string::npos) << e;
 }
 
 TEST(SimMachine, EfficiencyCurvesInterpolateInLogSize) {
