@@ -19,19 +19,33 @@ import statistics
 import subprocess
 import sys
 
-PROGRAM = re.compile(r"^(\w+) \(D=(\d+), S=(\d+), m=(\d+), k=(\d+), n=(\d+), protocol (\w), (\w+), (\w+)\)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from validate_graphs import parse_label  # noqa: E402  (one reader of braid run's program labels)
+
+PROGRAM = re.compile(r"^(\w+) \((D=[^()]*)\)$")
 
 
 def flags_of(program):
-    """The workload and its flags from a timeline's `program` field, or None."""
+    """The workload, its `braid validate` flags and a summary from a timeline's `program` field
+    ("ag_matmul (D=2, S=4, m=..., protocol B, modulo, p2p, prefetch, copy engines)"), or None."""
     g = PROGRAM.match(program)
     if not g:
         return None
-    w, d, s, m, k, n, proto, indexing, pipeline = g.groups()
-    return w, ["--devices", d, "--streams", s, "--m", m, "--k", k, "--n", n, "--protocol", proto,
-               "--indexing", indexing, "--pipeline", pipeline], {
-        "workload": w, "streams": int(s), "protocol": proto, "pipeline": pipeline,
-        "shape": f"{m}x{k}x{n}"}
+    w, inner = g.groups()
+    try:
+        flags = parse_label(w, inner)
+    except SystemExit:
+        return None
+    value = {flags[i]: flags[i + 1] for i in range(len(flags) - 1) if flags[i].startswith("--")}
+    m, k, n = value.get("--m"), value.get("--k"), value.get("--n")
+    info = {"workload": w, "streams": int(value.get("--streams", 1)), "protocol": value.get("--protocol"),
+            "pipeline": value.get("--pipeline", "collective"), "shape": f"{m}x{k}x{n}"}
+    schedule = [f"pool={value['--pool']}"] if "--pool" in value else []
+    schedule += [f[2:] for f in ("--defer-waits", "--prefetch") if f in flags]
+    schedule += ["own-shard in-place"] if value.get("--own-shard") == "in-place" else []
+    if schedule:
+        info["schedule"] = " ".join(schedule)
+    return w, flags, info
 
 
 HAS_TRANSPORT = {}
@@ -43,15 +57,18 @@ def validate(braid, machine, path, extra):
     if not parsed:
         raise SystemExit(f"{path}: cannot read the workload from program {t.get('program')!r}")
     workload, flags, info = parsed
-    transport = t.get("meta", {}).get("backend", "nccl")
+    # The transport: the program's own (`--comm-backend cuda` in its label), or every communication
+    # moved onto the copy engines by `braid run --backend-override cuda` (its only communicator).
+    backend = t.get("meta", {}).get("backend", "nccl")
+    transport = "cuda" if "--comm-backend" in flags or backend == "cuda-ipc" else "nccl"
     cmd = [braid, "validate", workload, "--measured", path, "--machine", machine, "--json"] + flags + extra
-    if transport != "nccl" and HAS_TRANSPORT.get(braid):
+    if backend == "cuda-ipc" and "--comm-backend" not in flags and HAS_TRANSPORT.get(braid):
         cmd += ["--transport", "cuda"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"{path}: {' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
     v = json.loads(out.stdout)
-    info.update(file=os.path.basename(path), transport="nccl" if transport == "nccl" else "cuda",
+    info.update(file=os.path.basename(path), transport=transport,
                 measured_us=v["measured_makespan_us"], predicted_us=v["predicted_makespan_us"],
                 error=v["makespan_error"], median_op_error=v["median_abs_op_error"],
                 op_errors={}, skew_us=v.get("rank_skew_us"))
@@ -119,7 +136,7 @@ def main():
     agree = 0
     for (w, s, t), rs in sorted(cells.items()):
         def name(r):
-            return f"S={r['streams']} {r['protocol']} {r['pipeline']}"
+            return f"S={r['streams']} {r['protocol']} {r['pipeline']}" + (f" {r['schedule']}" if r.get("schedule") else "")
         p = min(rs, key=lambda r: r["predicted_us"])
         m = min(rs, key=lambda r: r["measured_us"])
         gap = p["measured_us"] / m["measured_us"] - 1

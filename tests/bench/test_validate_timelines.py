@@ -26,6 +26,17 @@ class FlagsOf(unittest.TestCase):
         self.assertEqual(info, {"workload": "ag_matmul", "streams": 4, "protocol": "B", "pipeline": "p2p",
                                 "shape": "8192x8192x3584"})
 
+    def test_schedules_and_the_transport_are_read_as_braid_run_labels_them(self):
+        w, flags, info = vt.flags_of("matmul_rs (D=2, S=4, P=1, m=16384, k=8192, n=4096, protocol A, modulo, "
+                                     "collective, deferred waits, prefetch, copy engines)")
+        self.assertEqual(w, "matmul_rs")
+        self.assertEqual(flags[-6:], ["--pipeline", "collective", "--defer-waits", "--prefetch", "--comm-backend",
+                                      "cuda"])
+        self.assertIn("--pool", flags)
+        self.assertEqual(info, {"workload": "matmul_rs", "streams": 4, "protocol": "A", "pipeline": "collective",
+                                "shape": "16384x8192x4096", "schedule": "pool=1 defer-waits prefetch"})
+        self.assertIsNone(vt.flags_of("matmul_rs (D=2, S=4, unheard of)"))
+
     def test_a_program_of_another_form_is_none(self):
         self.assertIsNone(vt.flags_of("my_file.hir"))
 
