@@ -120,7 +120,7 @@ BRAID_REGISTER_COMMAND(Command{
       only.push_back(sub.add_option("--warmup", m.warmup, "untimed runs before them (default 3)")
                          ->check(CLI::Range(int64_t{0}, int64_t{100000})));
       only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)"));
-      only.push_back(sub.add_option("--only", m.only, "measure only these parts: gemm, copy, collective, p2p, host, overlap"));
+      only.push_back(sub.add_option("--only", m.only, "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine"));
       only.push_back(sub.add_option("--min-bytes", m.minBytes, "smallest collective / p2p message (default 65536)")
                          ->check(CLI::Range(4.0, 1e12)));
       only.push_back(sub.add_option("--max-bytes", m.maxBytes,

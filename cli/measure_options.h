@@ -25,6 +25,7 @@ inline sim::MeasurePlanOptions measurePlanOptions(const MeasureConfig& c, int64_
   o.world = world;
   o.ranksPerNode = std::max<int64_t>(1, std::min(world, ranksPerNode));
   o.streams = cuda;
+  o.copyEngines = cuda && world >= 2 && o.ranksPerNode >= world;  // CUDA IPC stays on one host
   sim::checkMeasurePlanOptions(o);
   return o;
 }

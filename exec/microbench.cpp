@@ -12,6 +12,7 @@
 #include "exec/cuda_info.h"
 #include "exec/evaluator.h"
 #include "exec/tensor_ops.h"
+#include "ir/comm_backend.h"
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
 
@@ -455,6 +456,7 @@ void checkMicrobenchPlan(const MicrobenchPlan& plan, int64_t worldSize) {
     if (p.bytes < 4 || p.bytes % 4) throw Error("microbenchmarks: p2p of " + std::to_string(p.bytes) + " bytes: not float32s");
   }
   for (const auto& o : plan.overlaps) checkColl(o.collective);
+  for (const auto& c : plan.copyEngine) checkColl(c);
 }
 
 MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Communicator& comm,
@@ -466,7 +468,7 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
   MicrobenchTimes out;
   out.deviceClock = b.deviceClock();
   const size_t total = plan.gemms.size() + plan.copies.size() + plan.collectives.size() + plan.p2p.size() +
-                       (plan.host ? 1 : 0) + plan.overlaps.size();
+                       (plan.host ? 1 : 0) + plan.overlaps.size() + plan.copyEngine.size();
   size_t done = 0;
   auto say = [&](const std::string& what, double us) {
     ++done;
@@ -516,14 +518,25 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
     say(os.str(), t.gemmBesideUs);
   }
 
+  if (!plan.copyEngine.empty()) {
+    comm.useBackend(CommBackend::kCuda);
+    for (const auto& c : plan.copyEngine) {
+      Bench::CollectiveBuffers buf = b.collectiveBuffers(c);
+      out.copyEngineUs.push_back(b.timeComm(buf.post));
+      say(collectiveName(c) + " on the copy engines", out.copyEngineUs.back());
+    }
+    comm.useBackend(CommBackend::kNccl);
+  }
+
   // The largest time over the ranks, entry by entry (every rank has the same entries).
   std::vector<double> all;
-  for (auto* v : {&out.gemmUs, &out.copyUs, &out.collectiveUs, &out.p2pUs}) all.insert(all.end(), v->begin(), v->end());
+  for (auto* v : {&out.gemmUs, &out.copyUs, &out.collectiveUs, &out.p2pUs, &out.copyEngineUs})
+    all.insert(all.end(), v->begin(), v->end());
   for (const auto& [k, v] : out.hostUs) all.push_back(v);
   for (const auto& t : out.overlaps) all.insert(all.end(), {t.gemmAloneUs, t.gemmBesideUs, t.commAloneUs, t.commBesideUs});
   all = b.maxOverRanks(all);
   size_t i = 0;
-  for (auto* v : {&out.gemmUs, &out.copyUs, &out.collectiveUs, &out.p2pUs})
+  for (auto* v : {&out.gemmUs, &out.copyUs, &out.collectiveUs, &out.p2pUs, &out.copyEngineUs})
     for (double& x : *v) x = all[i++];
   for (auto& [k, v] : out.hostUs) v = all[i++];
   for (auto& t : out.overlaps)

@@ -63,6 +63,9 @@ struct MicrobenchPlan {
   std::vector<BenchP2P> p2p;
   bool host = true;  // measure the host costs (and, with a device clock, launch latency and kernel_min)
   std::vector<BenchOverlap> overlaps;
+  // Collectives on the copy engines (backend=CUDA): the communicator must route them there (a
+  // router with NCCL and the copy engines; exec/backend_router.h).
+  std::vector<BenchCollective> copyEngine;
   int64_t warmup = 3;
   int64_t reps = 10;
 };
@@ -75,7 +78,7 @@ struct OverlapTimes {
 // Times in microseconds, index by index with the plan's lists.
 struct MicrobenchTimes {
   bool deviceClock = false;  // device events (CUDA) rather than the host wall clock
-  std::vector<double> gemmUs, copyUs, collectiveUs, p2pUs;
+  std::vector<double> gemmUs, copyUs, collectiveUs, p2pUs, copyEngineUs;
   // (call, us): the names of sim's HostCall ("aten_op", "kernel_launch", ..., "kernel_min").
   std::vector<std::pair<std::string, double>> hostUs;
   std::vector<OverlapTimes> overlaps;

@@ -33,6 +33,10 @@ double predictCollectiveUs(const Machine& mc, const CollectiveMeasurement& c) {
 
 double predictP2PUs(const Machine& mc, const P2PMeasurement& p) { return p2pCost(mc, p.bytes, p.interNode).us; }
 
+double predictCopyEngineUs(const Machine& mc, const CopyEngineMeasurement& c) {
+  return copyEngineCollectiveCost(mc, c.kind, c.team, c.bytes).us;
+}
+
 static double& hostCostRef(Machine& mc, HostCall c) {
   switch (c) {
     case HostCall::kAtenOp:
@@ -90,6 +94,7 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
     v.gemmBesideUs = v.gemmAloneUs * gf;
     v.commBesideUs = v.commAloneUs * cf;
   }
+  for (auto& c : m.copyEngine) c.us = predictCopyEngineUs(mc, c);
   return m;
 }
 
@@ -123,6 +128,9 @@ static std::vector<std::string> labels(const Measurements& m) {
     out.push_back(shapeStr(v.gemm) + " beside " + collectiveStr(v.collective));
     out.push_back(collectiveStr(v.collective) + " beside " + shapeStr(v.gemm));
   }
+  for (const auto& c : m.copyEngine)
+    out.push_back(std::string(communicationTypeName(c.kind)) + " team " + std::to_string(c.team) + ", " +
+                  std::to_string(static_cast<int64_t>(c.bytes)) + " B on the copy engines");
   return out;
 }
 
@@ -137,6 +145,7 @@ static std::vector<double> measured(const Measurements& m) {
     out.push_back(v.gemmBesideUs);
     out.push_back(v.commBesideUs);
   }
+  for (const auto& c : m.copyEngine) out.push_back(c.us);
   return out;
 }
 
@@ -156,6 +165,7 @@ static std::vector<double> predicted(const Machine& mc, const Measurements& m) {
     out.push_back(v.gemmAloneUs * gf);
     out.push_back(v.commAloneUs * cf);
   }
+  for (const auto& c : m.copyEngine) out.push_back(predictCopyEngineUs(mc, c));
   return out;
 }
 
@@ -301,6 +311,21 @@ static std::vector<Knob> knobsFor(const Machine& base, const Measurements& m, st
     const char* field = hostCostField(c);
     k.push_back(refKnob(field ? field : "host." + std::string(hostCallName(c)) + "_us",
                         [c](Machine& mc) -> double& { return hostCostRef(mc, c); }, 1e-4, 1e5));
+  }
+  if (!m.copyEngine.empty()) {
+    k.push_back(refKnob("copy_engines.bandwidth_gbps", [](Machine& mc) -> double& { return mc.copyEngines.bandwidthGBps; },
+                        1, 1e5));
+    k.push_back(refKnob("copy_engines.latency_us", [](Machine& mc) -> double& { return mc.copyEngines.latencyUs; }, 1e-3,
+                        1e4));
+    bool reduces = false;
+    for (const auto& c : m.copyEngine) reduces = reduces || isReducing(c.kind);
+    if (reduces)
+      k.push_back(refKnob("copy_engines.reduce_gbps", [](Machine& mc) -> double& { return mc.copyEngines.reduceGBps; },
+                          1, 1e6));
+    else
+      notes.push_back("no copy-engine reductions measured: copy_engines.reduce_gbps kept");
+  } else {
+    notes.push_back("no copy-engine measurements: copy_engines kept");
   }
   if (!m.overlaps.empty())
     k.push_back(refKnob("contention.comm_rate_under_compute",

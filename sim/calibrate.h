@@ -26,6 +26,7 @@ double predictGemmUs(const Machine& mc, const GemmShape& g);
 double predictCopyUs(const Machine& mc, double bytes);
 double predictCollectiveUs(const Machine& mc, const CollectiveMeasurement& c);
 double predictP2PUs(const Machine& mc, const P2PMeasurement& p);
+double predictCopyEngineUs(const Machine& mc, const CopyEngineMeasurement& c);
 double hostCostUs(const Machine& mc, HostCall c);
 // How much slower the GEMM runs beside the collective, and the collective beside the GEMM, in the
 // overlap microbenchmark as the engine schedules it (overlap_model.h): beside / alone.

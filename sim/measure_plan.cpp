@@ -165,6 +165,11 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
           m.overlaps.push_back(ov);
         }
   }
+  if (has(o, "copy_engine") && o.copyEngines && o.world >= 2)
+    for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kReduceScatter,
+                                CommunicationType::kAllreduce})
+      for (double b : messageSizes(std::max(o.minBytes, 1024.0 * 1024), o.maxBytes, o.world, o.quick))
+        m.copyEngine.push_back({k, o.world, b, 0});
   return m;
 }
 

@@ -15,7 +15,7 @@
 namespace braid::sim {
 
 // The groups of measurements, as `--only` names them.
-inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap"};
+inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap", "copy_engine"};
 
 struct MeasurePlanOptions {
   bool quick = false;  // knots only and x4 size steps, fewer shapes (a ~1 minute run on GPUs)
@@ -26,6 +26,7 @@ struct MeasurePlanOptions {
   int64_t world = 1;                   // ranks taking part
   int64_t ranksPerNode = 1;            // ranks on one host (they are numbered node by node)
   bool streams = true;                 // the device has streams and a clock (overlap is measurable)
+  bool copyEngines = false;            // the ranks can run the copy-engine transport (CUDA, one host)
   std::vector<std::string> parts = {std::begin(kMeasureParts), std::end(kMeasureParts)};
 };
 
@@ -37,7 +38,8 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o);
 // but SendRecv at every power of two (quick: of four) from minBytes to maxBytes, for team sizes
 // 2, 4, 8, ... up to the world and the world itself; p2p at the same sizes within a node (and
 // across nodes when there are several); every host cost; overlap of a GEMM beside an Allreduce
-// and an Allgather of the whole world (world >= 2 and streams).
+// and an Allgather of the whole world (world >= 2 and streams); with copyEngines, Allgather,
+// ReduceScatter and Allreduce of the whole world on the copy engines from 1 MiB (or minBytes) up.
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
 
 // "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.

@@ -27,7 +27,8 @@ double GemmShape::bytes() const {
 }
 
 size_t Measurements::size() const {
-  return gemms.size() + copies.size() + collectives.size() + p2p.size() + host.size() + overlaps.size();
+  return gemms.size() + copies.size() + collectives.size() + p2p.size() + host.size() + overlaps.size() +
+         copyEngine.size();
 }
 
 const char* hostCallName(HostCall c) {
@@ -168,8 +169,22 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
     v.commBesideUs = o.positive("comm_beside_us");
     m.overlaps.push_back(v);
   });
+  forEach(root, "copy_engine", [&](StrictJsonObject& o) {
+    CopyEngineMeasurement c;
+    std::string kind = o.str("kind");
+    auto t = parseCommunicationType(kind);
+    if (!t || *t == CommunicationType::kSendRecv)
+      o.fail(o.at("kind"), "unknown collective \"" + kind + "\" (Allgather, Allreduce, ReduceScatter, ...)");
+    c.kind = *t;
+    c.team = o.count("team");
+    if (c.team < 2) o.fail(o.at("team"), "a copy-engine collective needs at least 2 ranks");
+    c.bytes = o.positive("bytes");
+    c.us = o.positive("us");
+    m.copyEngine.push_back(c);
+  });
   root.done();
-  if (m.size() == 0) throw Error(file + ": no measurements (gemm, copy, collective, p2p, host, overlap are all absent or empty)");
+  if (m.size() == 0)
+    throw Error(file + ": no measurements (gemm, copy, collective, p2p, host, overlap, copy_engine are all absent or empty)");
   return m;
 }
 
@@ -211,6 +226,9 @@ std::string measurementsToJson(const Measurements& m) {
   }
   j["p2p"] = json::array();
   for (const auto& p : m.p2p) j["p2p"].push_back({{"bytes", p.bytes}, {"inter_node", p.interNode}, {"us", p.us}});
+  j["copy_engine"] = json::array();
+  for (const auto& c : m.copyEngine)
+    j["copy_engine"].push_back({{"kind", communicationTypeName(c.kind)}, {"team", c.team}, {"bytes", c.bytes}, {"us", c.us}});
   j["host"] = json::array();
   for (const auto& h : m.host) j["host"].push_back({{"call", hostCallName(h.call)}, {"us", h.us}});
   j["overlap"] = json::array();

@@ -50,6 +50,15 @@ struct P2PMeasurement {
   double us = 0;
 };
 
+// A collective on the copy engines (braid run's backend=CUDA) over `team` ranks of one host;
+// `bytes` as for CollectiveMeasurement. It fits machine.h's copy_engines constants.
+struct CopyEngineMeasurement {
+  CommunicationType kind = CommunicationType::kAllgather;
+  int64_t team = 2;
+  double bytes = 0;
+  double us = 0;
+};
+
 // The host and launch costs of machine.h, one key each.
 enum class HostCall {
   kAtenOp,             // host.aten_op_us
@@ -90,6 +99,7 @@ struct Measurements {
   std::vector<P2PMeasurement> p2p;
   std::vector<HostMeasurement> host;
   std::vector<OverlapMeasurement> overlaps;
+  std::vector<CopyEngineMeasurement> copyEngine;
   size_t size() const;
 };
 

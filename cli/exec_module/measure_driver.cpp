@@ -60,6 +60,7 @@ MicrobenchPlan toBench(const sim::Measurements& m, const MeasureConfig& c, int64
   for (const auto& x : m.p2p) p.p2p.push_back({static_cast<int64_t>(x.bytes), x.interNode ? ranksPerNode : 1});
   p.host = !m.host.empty();
   for (const auto& o : m.overlaps) p.overlaps.push_back({gemm(o.gemm), coll(o.collective)});
+  for (const auto& x : m.copyEngine) p.copyEngine.push_back({x.kind, x.team, static_cast<int64_t>(x.bytes)});
   return p;
 }
 
@@ -69,6 +70,7 @@ sim::Measurements withTimes(sim::Measurements m, const MicrobenchTimes& t) {
   for (size_t i = 0; i < m.copies.size(); ++i) m.copies[i].us = t.copyUs.at(i);
   for (size_t i = 0; i < m.collectives.size(); ++i) m.collectives[i].us = t.collectiveUs.at(i);
   for (size_t i = 0; i < m.p2p.size(); ++i) m.p2p[i].us = t.p2pUs.at(i);
+  for (size_t i = 0; i < m.copyEngine.size(); ++i) m.copyEngine[i].us = t.copyEngineUs.at(i);
   std::vector<sim::HostMeasurement> host;
   for (const auto& h : m.host)
     for (const auto& [name, us] : t.hostUs)
@@ -104,11 +106,16 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   const bool cuda = cfg.backend == "cuda";
   const int64_t world = env.worldSize, rank = env.rank;
   std::unique_ptr<Device> device = cuda ? makeCudaDevice(env.localRank) : makeCpuDevice();
-  std::unique_ptr<Communicator> comm = connectRank(env, cuda, std::min(cfg.timeoutSec, 600.0), "braid-measure/");
   const int64_t perNode = ranksPerNode(world, cuda);
   const std::string gpu = cuda ? gpuName(*device) : "CPU (host wall clock, not a GPU)";
   const std::string machineName = cfg.machine.empty() ? presetForGpu(gpu) : cfg.machine;
   sim::Measurements plan = sim::planMeasurements(sim::loadMachine(machineName), measurePlanOptions(cfg, world, perNode));
+  // With copy-engine measurements in the plan, NCCL and the copy engines behind one router.
+  std::unique_ptr<Communicator> comm =
+      cuda && !plan.copyEngine.empty()
+          ? connectCudaTransports(env, {CommBackend::kNccl, CommBackend::kCuda}, std::nullopt,
+                                  std::min(cfg.timeoutSec, 600.0), "braid-measure/")
+          : connectRank(env, cuda, std::min(cfg.timeoutSec, 600.0), "braid-measure/");
   if (rank == 0)
     std::cerr << "braid calibrate --measure: " << plan.size() << " measurements on " << world
               << (world == 1 ? " rank" : " ranks") << " [" << comm->backendName() << ", " << device->description()
@@ -160,7 +167,11 @@ int measureCommand(const MeasureConfig& cfg) {
     throw Error("braid was built without Gloo: only --ranks 1 measures on CPU");
   // Bad flags and an unknown machine fail here, once, before any rank starts.
   const std::string machine = cfg.machine.empty() ? "h200" : cfg.machine;
-  sim::planMeasurements(sim::loadMachine(machine), measurePlanOptions(cfg, ranks, ranksPerNode(ranks, cuda)));
+  if (sim::planMeasurements(sim::loadMachine(machine), measurePlanOptions(cfg, ranks, ranksPerNode(ranks, cuda)))
+          .size() == 0)
+    throw Error("nothing to measure" + (cfg.only.empty() ? std::string() : " with --only " + cfg.only) + " on " +
+                std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " of --backend " + cfg.backend +
+                ": overlap needs 2 or more ranks on CUDA, copy_engine 2 or more CUDA ranks on one host");
   if (ranks == 1) {
     RankEnv local;
     local.launcher = "local";

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include <c10/util/Exception.h>
 
+#include "exec/backend_router.h"
 #include "exec/device.h"
 #include "ir/error.h"
 
@@ -41,6 +43,20 @@ std::unique_ptr<exec::Communicator> connectRank(const exec::RankEnv& env, bool c
   if (env.worldSize == 1 && !cuda) return exec::makeSelfCommunicator();
   exec::Rendezvous rv = rendezvousOf(env, timeoutSec, prefix);
   return cuda ? exec::makeNcclCommunicator(rv, env.localRank) : exec::makeGlooCommunicator(rv);
+}
+
+std::unique_ptr<exec::Communicator> connectCudaTransports(const exec::RankEnv& env, std::set<CommBackend> used,
+                                                          std::optional<CommBackend> force, double timeoutSec,
+                                                          const std::string& prefix) {
+  exec::Rendezvous rv = rendezvousOf(env, timeoutSec, prefix);
+  if (used.empty()) used.insert(force.value_or(CommBackend::kNccl));
+  std::map<CommBackend, std::unique_ptr<exec::Communicator>> comms;
+  if (used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = exec::makeNcclCommunicator(rv, env.localRank);
+  if (used.count(CommBackend::kCuda)) {
+    if (!comms.empty()) rv.storeIsExternal = true;
+    comms[CommBackend::kCuda] = exec::makeCudaIpcCommunicator(rv, env.localRank);
+  }
+  return exec::makeBackendRouter(std::move(comms), force);
 }
 
 void runRankAndExit(const exec::RankEnv& env, const std::function<int()>& body) {

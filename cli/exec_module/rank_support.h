@@ -5,8 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
+#include "ir/comm_backend.h"
 #include "exec/communicator.h"
 #include "exec/launcher.h"
 
@@ -24,6 +27,14 @@ exec::Rendezvous rendezvousOf(const exec::RankEnv& env, double timeoutSec, const
 // (cuda, on GPU env.localRank), meeting at the launcher's store under `prefix` + the run id.
 std::unique_ptr<exec::Communicator> connectRank(const exec::RankEnv& env, bool cuda, double timeoutSec,
                                                 const std::string& prefix);
+
+// The CUDA backend's communicator for the transports in `used` (NCCL and / or the copy
+// engines; none: NCCL), behind one router (`force`: every operation on that one, as
+// --backend-override). Both share the rendezvous store: the copy engines' communicator joins the
+// one NCCL's serves. On GPU env.localRank.
+std::unique_ptr<exec::Communicator> connectCudaTransports(const exec::RankEnv& env, std::set<CommBackend> used,
+                                                          std::optional<CommBackend> force, double timeoutSec,
+                                                          const std::string& prefix);
 
 // Runs `body` as rank env.rank and exits the process with its code: exec::PortTaken under braid's
 // own launcher is exec::kPortTakenExitCode (it starts the ranks again); a braid::Error is reported

@@ -209,22 +209,12 @@ std::set<CommBackend> commBackends(const HostProgram& program, const RunConfig& 
 }
 
 // The CUDA backend's communicator: NCCL and/or the copy engines, as the statements of the
-// programs it will run ask (`used`: every program of a sweep; none gets the override's, else NCCL:
-// the check's gather needs one). Both share the rendezvous store: the copy engines' communicator
-// joins the one the NCCL communicator serves.
-std::unique_ptr<Communicator> cudaCommunicator(std::set<CommBackend> used, const RunConfig& cfg, Rendezvous rv,
-                                               int64_t device) {
+// programs it will run ask (`used`: every program of a sweep), --backend-override applied.
+std::unique_ptr<Communicator> cudaCommunicator(std::set<CommBackend> used, const RunConfig& cfg, const RankEnv& env) {
   std::optional<CommBackend> force;
   if (cfg.backendOverride == "nccl") force = CommBackend::kNccl;
   if (cfg.backendOverride == "cuda") force = CommBackend::kCuda;
-  if (used.empty()) used.insert(force.value_or(CommBackend::kNccl));
-  std::map<CommBackend, std::unique_ptr<Communicator>> comms;
-  if (used.count(CommBackend::kNccl)) comms[CommBackend::kNccl] = makeNcclCommunicator(rv, device);
-  if (used.count(CommBackend::kCuda)) {
-    if (!comms.empty()) rv.storeIsExternal = true;
-    comms[CommBackend::kCuda] = makeCudaIpcCommunicator(rv, device);
-  }
-  std::unique_ptr<Communicator> router = makeBackendRouter(std::move(comms), force);
+  std::unique_ptr<Communicator> router = connectCudaTransports(env, std::move(used), force, cfg.timeoutSec, "braid/");
   router->setHighPriorityStreams(cfg.commHighPriority);
   return router;
 }
@@ -388,8 +378,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   if (cuda && !device) device = makeCudaDevice(env.localRank);
   if (device) device->setComputeSmCarveout(static_cast<int32_t>(cfg.smCarveout));
   if (!comm)
-    comm = cuda ? cudaCommunicator(st.sweepBackends.empty() ? commBackends(program, cfg) : st.sweepBackends, cfg,
-                                   rendezvousOf(env, cfg.timeoutSec, "braid/"), env.localRank)
+    comm = cuda ? cudaCommunicator(st.sweepBackends.empty() ? commBackends(program, cfg) : st.sweepBackends, cfg, env)
                 : connectRank(env, cuda, cfg.timeoutSec, "braid/");
 
   if (cfg.verbose && rank == 0 && !warmPass) std::cout << print(program) << std::flush;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -182,6 +183,34 @@ TEST(Calibrate, FitsOnlyWhatWasMeasured) {
   EXPECT_TRUE(saysKept);
 }
 
+// Copy-engine collectives alone fit the three copy_engines constants (and nothing else), and
+// recover them from exact measurements; without a reduction among them the sum's rate is kept.
+TEST(Calibrate, RecoversTheCopyEnginesFromTheirCollectives) {
+  Machine t = loadMachine("h200");
+  t.copyEngines = {250, 12, 1800};
+  Measurements shapes;
+  for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kReduceScatter, CommunicationType::kAllreduce})
+    for (double b = 1 << 20; b <= 1e9; b *= 4) shapes.copyEngine.push_back({k, 2, b, 0});
+  Measurements m = predictMeasurements(t, shapes);
+  Machine base = loadMachine("h200");
+  CalibrationResult r = calibrate(base, m);
+  EXPECT_NEAR(r.machine.copyEngines.bandwidthGBps, 250, 2.5);
+  EXPECT_NEAR(r.machine.copyEngines.latencyUs, 12, 0.5);
+  EXPECT_NEAR(r.machine.copyEngines.reduceGBps, 1800, 18);
+  Machine rest = r.machine;
+  rest.copyEngines = base.copyEngines;
+  EXPECT_EQ(rest, base);
+  EXPECT_NE(calibrationReport(r).find("Allreduce team 2, 1048576 B on the copy engines"), std::string::npos);
+  shapes.copyEngine.erase(std::remove_if(shapes.copyEngine.begin(), shapes.copyEngine.end(),
+                                         [](const CopyEngineMeasurement& c) { return isReducing(c.kind); }),
+                          shapes.copyEngine.end());
+  CalibrationResult copies = calibrate(base, predictMeasurements(t, shapes));
+  EXPECT_DOUBLE_EQ(copies.machine.copyEngines.reduceGBps, base.copyEngines.reduceGBps);
+  bool kept = false;
+  for (const auto& n : copies.notes) kept |= n.find("copy_engines.reduce_gbps kept") != std::string::npos;
+  EXPECT_TRUE(kept);
+}
+
 TEST(Calibrate, ReportListsEveryMeasurementWithItsResidual) {
   Machine t = truth();
   Measurements m = predictMeasurements(t, shapes());
@@ -196,7 +225,9 @@ TEST(Calibrate, ReportListsEveryMeasurementWithItsResidual) {
 }
 
 TEST(Measurements, RoundTripThroughJson) {
-  Measurements m = predictMeasurements(truth(), shapes());
+  Measurements shaped = shapes();
+  shaped.copyEngine.push_back({CommunicationType::kReduceScatter, 2, 64e6, 0});
+  Measurements m = predictMeasurements(truth(), shaped);
   m.meta["date"] = "2026-11-25";
   Measurements back = measurementsFromJson(measurementsToJson(m), "m.json");
   EXPECT_EQ(measurementsToJson(back), measurementsToJson(m));

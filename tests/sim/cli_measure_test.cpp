@@ -116,6 +116,8 @@ TEST(MeasureCli, BadPlansAreRefusedBeforeAnythingRuns) {
       {"calibrate --measure --backend cpu -o " + m + " --only gemm,disk", "unknown part 'disk'"},
       {"calibrate --measure --backend cpu -o " + m + " --min-bytes 1e6 --max-bytes 1e5", "--max-bytes"},
       {"calibrate --measure --backend cpu -o " + m + " --machine nosuch", "nosuch"},
+      {"calibrate --measure --backend cpu -o " + m + " --only copy_engine", "nothing to measure with --only copy_engine"},
+      {"calibrate --measure --backend cpu -o " + m + " --only overlap", "overlap needs 2 or more ranks on CUDA"},
   });
 }
 

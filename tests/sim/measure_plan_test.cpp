@@ -122,6 +122,30 @@ TEST(MeasurePlan, OverlapNeedsTwoRanksAndStreams) {
   EXPECT_EQ(p.host.size(), std::size(kHostCalls));
 }
 
+// Copy-engine collectives only where the ranks can run them (MeasurePlanOptions::copyEngines:
+// CUDA, one host), of the whole world, from 1 MiB up, and only when the part is asked for.
+TEST(MeasurePlan, CopyEnginesWhereTheRanksCanRunThem) {
+  Machine h = loadMachine("h200");
+  MeasurePlanOptions o = world(2, 2);
+  EXPECT_TRUE(planMeasurements(h, o).copyEngine.empty());
+  o.copyEngines = true;
+  Measurements p = planMeasurements(h, o);
+  ASSERT_FALSE(p.copyEngine.empty());
+  std::set<CommunicationType> kinds;
+  for (const auto& c : p.copyEngine) {
+    kinds.insert(c.kind);
+    EXPECT_EQ(c.team, 2);
+    EXPECT_GE(c.bytes, 1 << 20);
+    EXPECT_LE(c.bytes, o.maxBytes);
+  }
+  EXPECT_EQ(kinds, (std::set<CommunicationType>{CommunicationType::kAllgather, CommunicationType::kReduceScatter,
+                                                 CommunicationType::kAllreduce}));
+  o.parts = parseMeasureParts("gemm");
+  EXPECT_TRUE(planMeasurements(h, o).copyEngine.empty());
+  o.parts = parseMeasureParts("copy_engine");
+  EXPECT_EQ(planMeasurements(h, o).size(), p.copyEngine.size());
+}
+
 TEST(MeasurePlan, ThePlanDeterminesTheCurvesTheFitMoves) {
   // A machine 20% less efficient at GEMMs and copies than h100, with other host costs: the
   // quick plan's measurements of it, fitted from h100, give its curves and costs back.
