@@ -2,7 +2,7 @@
 # Builds braid's libFuzzer targets (clang, ASan + UBSan) in build-fuzz/, seeds each target's
 # corpus from the repository's own files, and runs every target for SECONDS (default 60) each.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: host_ir_parser scalar_parser verify
-#        machine_json timeline_json; all by default). FUZZ_JOBS=N runs N workers per target
+#        machine_json timeline_json measurements_json; all by default). FUZZ_JOBS=N runs N workers per target
 # at once; FUZZ_BUILD_DIR=DIR uses another build directory configured with -DBRAID_FUZZ=ON
 # (build-fuzz by default); FUZZ_NO_BUILD=1 uses the binaries already there.
 # A crash, hang, leak or broken round trip stops that target, leaves the input under
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(host_ir_parser scalar_parser verify machine_json timeline_json)
+((${#targets[@]})) || targets=(host_ir_parser scalar_parser verify machine_json timeline_json measurements_json)
 jobs=${FUZZ_JOBS:-1}
 out=${FUZZ_BUILD_DIR:-build-fuzz}
 
@@ -41,6 +41,7 @@ seed() {
         awk -v d="$dir" '{ f = d "/extent_" NR; printf "%s", $0 > f; close(f) }' ;;
     machine_json) cp -f sim/presets/*.json examples/machines/*.json "$dir"/ ;;
     timeline_json) cp -f tests/viz/data/*.json "$dir"/ ;;
+    measurements_json) cp -f docs/data/*/measurements.json docs/data/*/*.measurements.json docs/data/*/*/*.measurements.json "$dir"/ 2>/dev/null || true ;;
   esac
   cp -f tests/fuzz/inputs/"$target"/* "$dir"/ 2>/dev/null || true
 }

@@ -21,5 +21,6 @@ void checkScalarParser(std::string_view text);
 void checkVerify(std::string_view text);
 void checkMachineJson(std::string_view text);
 void checkTimelineJson(std::string_view text);
+void checkMeasurementsJson(std::string_view text);
 
 }  // namespace braid::fuzz

@@ -49,6 +49,7 @@ TEST(FuzzRegression, ScalarParserInputs) { replay(filesUnder(kInputs / "scalar_p
 TEST(FuzzRegression, VerifyInputs) { replay(filesUnder(kInputs / "verify"), checkVerify); }
 TEST(FuzzRegression, MachineJsonInputs) { replay(filesUnder(kInputs / "machine_json"), checkMachineJson); }
 TEST(FuzzRegression, TimelineJsonInputs) { replay(filesUnder(kInputs / "timeline_json"), checkTimelineJson); }
+TEST(FuzzRegression, MeasurementsJsonInputs) { replay(filesUnder(kInputs / "measurements_json"), checkMeasurementsJson); }
 
 TEST(FuzzRegression, SeedsPassEveryCheck) {
   std::vector<fs::path> hir = filesUnder(kSource / "examples", ".hir");
@@ -59,6 +60,7 @@ TEST(FuzzRegression, SeedsPassEveryCheck) {
   ASSERT_FALSE(machines.empty());
   replay(machines, checkMachineJson);
   replay(filesUnder(kSource / "tests" / "viz" / "data", ".json"), checkTimelineJson);
+  replay({kSource / "docs" / "data" / "h200x2-2026-11-28" / "callD" / "h200x2.measurements.json"}, checkMeasurementsJson);
   for (const char* e : {"ceilDiv(i0, 4)", "( i0 * ( i2 + 1 ) )", "StreamIdx == rank"}) EXPECT_NO_THROW(checkScalarParser(e));
 }
 
