@@ -186,6 +186,10 @@ int runTune(const TuneArgs& args) {
       std::cout << "not listed (the workload lowers them to the same program as a listed one):\n";
       for (const auto& [c, as] : same) std::cout << "  " << c << "  =  " << as << "\n";
     }
+    // The copy engines are opt-in (docs/TUNE.md): say so where they could have run.
+    if (args.commBackends.empty() && applyWorkloadFlags(base.flags, simDefaults()).devices <= machine.topology.gpusPerNode)
+      std::cout << "transports: NCCL only; --comm-backends nccl,cuda adds the copy engines (on two H200s the best "
+                   "transport for AG + GEMM, not for GEMM + RS / AR: docs/TUNE.md)\n";
     if (confirmed) std::cout << confirmTable(*confirmed);
   }
   return !r.ranked.empty() && r.ranked.front().ok() ? 0 : 1;

@@ -55,6 +55,12 @@ TEST(TuneCli, SearchesTheTransportsItIsGiven) {
   auto dflt = runBraid(cmd);
   ASSERT_EQ(dflt.rc, 0) << dflt.err;
   EXPECT_EQ(transports(dflt.out), (std::set<std::string>{"nccl"}));
+  std::string plain = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2 --protocols A";
+  auto table = runBraid(plain);
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_NE(table.out.find("--comm-backends nccl,cuda adds the copy engines"), std::string::npos) << table.out;
+  auto tableBoth = runBraid(plain + " --comm-backends nccl,cuda");
+  EXPECT_EQ(tableBoth.out.find("adds the copy engines"), std::string::npos) << tableBoth.out;
   auto both = runBraid(cmd + " --comm-backends nccl,cuda");
   ASSERT_EQ(both.rc, 0) << both.err;
   EXPECT_EQ(transports(both.out), (std::set<std::string>{"nccl", "cuda"}));
