@@ -111,6 +111,7 @@ int runTune(const TuneArgs& args) {
   if (args.top <= 0) throw Error("--top must be positive, got " + std::to_string(args.top));
   if (args.confirm < 0) throw Error("--confirm must be positive, got " + std::to_string(args.confirm));
   sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
+  const int64_t devices = applyWorkloadFlags(base.flags, simDefaults()).devices;
   sim::TuneSpace space = spaceOf(args);  // NCCL unless --comm-backends (docs/TUNE.md says why)
   std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(space);
 
@@ -157,7 +158,7 @@ int runTune(const TuneArgs& args) {
     co.count = args.confirm;
     co.backend = args.backend;
     co.repeat = args.repeat;
-    co.ranks = applyWorkloadFlags(base.flags, simDefaults()).devices;
+    co.ranks = devices;
     co.target = base.target;
     co.workloadArgs = args.workloadArgs;
     co.graph = args.sim.graph;
@@ -187,7 +188,7 @@ int runTune(const TuneArgs& args) {
       for (const auto& [c, as] : same) std::cout << "  " << c << "  =  " << as << "\n";
     }
     // The copy engines are opt-in (docs/TUNE.md): say so where they could have run.
-    if (args.commBackends.empty() && applyWorkloadFlags(base.flags, simDefaults()).devices <= machine.topology.gpusPerNode)
+    if (args.commBackends.empty() && devices <= machine.topology.gpusPerNode)
       std::cout << "transports: NCCL only; --comm-backends nccl,cuda adds the copy engines (on two H200s the best "
                    "transport for AG + GEMM, not for GEMM + RS / AR: docs/TUNE.md)\n";
     if (confirmed) std::cout << confirmTable(*confirmed);

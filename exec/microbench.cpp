@@ -488,11 +488,14 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
     out.copyUs.push_back(b.time([&] { dst.copy_(src); }));
     say("copy " + mib(bytes), out.copyUs.back());
   }
-  for (const auto& c : plan.collectives) {
-    Bench::CollectiveBuffers buf = b.collectiveBuffers(c);
-    out.collectiveUs.push_back(b.timeComm(buf.post));
-    say(collectiveName(c), out.collectiveUs.back());
-  }
+  auto timeCollectives = [&](const std::vector<BenchCollective>& list, std::vector<double>& us, const std::string& where) {
+    for (const auto& c : list) {
+      Bench::CollectiveBuffers buf = b.collectiveBuffers(c);
+      us.push_back(b.timeComm(buf.post));
+      say(collectiveName(c) + where, us.back());
+    }
+  };
+  timeCollectives(plan.collectives, out.collectiveUs, "");
   for (const auto& p : plan.p2p) {
     std::function<WorkPtr()> post;
     at::Tensor buf;
@@ -520,11 +523,7 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
 
   if (!plan.copyEngine.empty()) {
     comm.useBackend(CommBackend::kCuda);
-    for (const auto& c : plan.copyEngine) {
-      Bench::CollectiveBuffers buf = b.collectiveBuffers(c);
-      out.copyEngineUs.push_back(b.timeComm(buf.post));
-      say(collectiveName(c) + " on the copy engines", out.copyEngineUs.back());
-    }
+    timeCollectives(plan.copyEngine, out.copyEngineUs, " on the copy engines");
     comm.useBackend(CommBackend::kNccl);
   }
 

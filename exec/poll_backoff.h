@@ -2,8 +2,8 @@
 // paces its polls. It spins (yields between polls) for a while, then sleeps, doubling the sleep up
 // to a cap. Sleeping from the first poll, as drain did before, delays the host's view of a
 // completion by up to one sleep: with 200 us sleeps the two ranks left a barrier up to 200 us
-// apart, and the rank that left first counted the gap in its next timed run (graph replays of
-// 600 us measured 600 on one rank and 800 on the other; docs/EXEC.md, "Timing"). Polling stays
+// apart, and the rank that left first counted the gap in its next timed run (one graph replay
+// measured 632 us on one rank and 740 on the other; docs/EXEC.md, "Polling"). Polling stays
 // non-blocking so the timeout and the communicators' error checks still run between polls.
 // Plain C++: tests/exec/poll_backoff_test.cpp.
 #pragma once

@@ -143,13 +143,7 @@ CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int
 }
 
 CommCost copyEngineP2PCost(const Machine& mc, double bytes) {
-  CommCost c;
-  c.p2p = true;
-  c.latencyUs = mc.copyEngines.latencyUs;
-  c.bandwidthGBps = mc.copyEngines.bandwidthGBps;
-  c.linkBytes = bytes;
-  c.us = c.latencyUs + bytes / (c.bandwidthGBps * kBytesPerUsPerGBps);
-  return c;
+  return copyEngineCollectiveCost(mc, CommunicationType::kSendRecv, 2, bytes);  // one pull of `bytes`
 }
 
 CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t n, int64_t nodes, double bytes) {

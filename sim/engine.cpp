@@ -199,13 +199,14 @@ class Engine {
     complete(e);
   }
 
-  void setRate(Job& j, double rate, uint8_t type, int32_t id) {
+  // The event `type` fires when the job's remaining work is down to `until` (0: it is done).
+  void setRate(Job& j, double rate, uint8_t type, int32_t id, double until = 0) {
     if (j.rate == rate) return;
     j.remaining = std::max(0.0, j.remaining - j.rate * (now_ - j.last));
     j.last = now_;
     j.rate = rate;
     ++j.version;
-    if (rate > 0) push(now_ + j.remaining / rate, type, id, j.version);  // rate 0: waits for SMs
+    if (rate > 0) push(now_ + std::max(0.0, j.remaining - until) / rate, type, id, j.version);  // rate 0: waits for SMs
   }
 
   // CTA dispatch (contention.comm_waits_for_dispatch): a GEMM with `tiles` CTAs on `sms` SMs
@@ -377,19 +378,22 @@ class Engine {
     Job& j = commJobs_[static_cast<size_t>(r)];
     if (!j.running) return;
     const CommCost& cost = g_.rendezvousSets[static_cast<size_t>(r)].cost;
-    if (cost.kernelUs <= 0 || j.kernelPhase) {
-      setRate(j, commRate(r), kCommDone, r);
-      return;
+    if (cost.kernelUs <= 0 || j.kernelPhase) setRate(j, commRate(r), kCommDone, r);
+    else setRate(j, commRate(r), kCommKernelPhase, r, kernelShare(cost));  // the pulls end at the sum's share
+  }
+
+  // The share of a copy-engine reduction's work that is its local sum (a kernel).
+  static double kernelShare(const CommCost& c) { return std::min(1.0, c.kernelUs / std::max(c.us, 1e-9)); }
+
+  // contention.comm_waits_for_dispatch: the member GPUs on which a GEMM still dispatching its
+  // CTAs keeps a communication kernel starting now from getting SMs.
+  void blockBehindDispatch(Job& j, const Rendezvous& rv) {
+    if (!mc_.contention.commWaitsForDispatch) return;
+    for (int32_t m : rv.members) {
+      int32_t gpu = g_.gpu[static_cast<size_t>(m)];
+      if (dispatchBlocks(gpu, now_) && std::find(j.blockedOn.begin(), j.blockedOn.end(), gpu) == j.blockedOn.end())
+        j.blockedOn.push_back(gpu);
     }
-    // The pulls: they end when only the local sum's share of the work is left.
-    double rate = commRate(r);
-    if (j.rate == rate) return;
-    j.remaining = std::max(0.0, j.remaining - j.rate * (now_ - j.last));
-    j.last = now_;
-    j.rate = rate;
-    ++j.version;
-    const double sum = std::min(1.0, cost.kernelUs / std::max(cost.us, 1e-9));
-    if (rate > 0) push(now_ + std::max(0.0, j.remaining - sum) / rate, kCommKernelPhase, r, j.version);
   }
 
   // A copy-engine reduction's pulls are done: its local sum is a kernel, which waits for the SMs
@@ -398,16 +402,11 @@ class Engine {
   void startCommKernel(int32_t r) {
     const Rendezvous& rv = g_.rendezvousSets[static_cast<size_t>(r)];
     Job& j = commJobs_[static_cast<size_t>(r)];
-    j.remaining = std::min(1.0, rv.cost.kernelUs / std::max(rv.cost.us, 1e-9));
+    j.remaining = kernelShare(rv.cost);
     j.last = now_;
     j.kernelPhase = true;
     j.kernelStartedAt = now_;
-    if (mc_.contention.commWaitsForDispatch)
-      for (int32_t m : rv.members) {
-        int32_t gpu = g_.gpu[static_cast<size_t>(m)];
-        if (dispatchBlocks(gpu, now_) && std::find(j.blockedOn.begin(), j.blockedOn.end(), gpu) == j.blockedOn.end())
-          j.blockedOn.push_back(gpu);
-      }
+    blockBehindDispatch(j, rv);
     j.rate = -1;  // force the new rate (and its completion event)
     setRate(j, commRate(r), kCommDone, r);
   }
@@ -437,12 +436,7 @@ class Engine {
     j.startedAt = now_;
     j.kernelPhase = false;
     j.blockedOn.clear();
-    if (mc_.contention.commWaitsForDispatch && rv.smsHeld > 0)  // a kernel that holds no SMs never queues
-      for (int32_t m : rv.members) {
-        int32_t gpu = g_.gpu[static_cast<size_t>(m)];
-        if (dispatchBlocks(gpu, now_) && std::find(j.blockedOn.begin(), j.blockedOn.end(), gpu) == j.blockedOn.end())
-          j.blockedOn.push_back(gpu);
-      }
+    if (rv.smsHeld > 0) blockBehindDispatch(j, rv);  // a kernel that holds no SMs never queues
     for (int32_t m : rv.members) {
       r_.start[static_cast<size_t>(m)] = now_;
       int32_t gpu = g_.gpu[static_cast<size_t>(m)];
