@@ -44,8 +44,14 @@ std::vector<int64_t> othersOf(const std::vector<int64_t>& team, int64_t me) {
 
 }  // namespace
 
+std::pair<int64_t, int64_t> allreducePart(int64_t bytes, int64_t n, int64_t j, int64_t elementBytes) {
+  const int64_t es = std::max<int64_t>(elementBytes, 1);
+  const int64_t elems = bytes / es, q = elems / n, r = elems % n;
+  return {(j * q + std::min(j, r)) * es, (q + (j < r ? 1 : 0)) * es};
+}
+
 Plan planCollective(Collective c, const std::vector<int64_t>& team, int64_t me, int64_t root, int64_t inBytes,
-                    int64_t outBytes) {
+                    int64_t outBytes, int64_t elementBytes) {
   const int64_t n = static_cast<int64_t>(team.size());
   const int64_t i = indexIn(team, me, "rank");
   const bool rooted = c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kScatter ||
@@ -57,6 +63,15 @@ Plan planCollective(Collective c, const std::vector<int64_t>& team, int64_t me, 
     p.consumers = p.producers = othersOf(team, me);
     for (int64_t j = 0; j < n; ++j) p.copies.push_back(copyOf(j));
   };
+  // Staging row k holds the k-th peer's (team order) `rowBytes` read at `srcOffset`; the own row is
+  // read in place by the reduction.
+  auto reduceFromPeers = [&](int64_t srcOffset, int64_t rowBytes, int64_t ownOffset, int64_t outOffset) {
+    std::vector<int64_t> peers = othersOf(team, me);
+    for (size_t k = 0; k < peers.size(); ++k)
+      p.copies.push_back(Copy{peers[k], 0, srcOffset, kStaging, static_cast<int64_t>(k) * rowBytes, rowBytes});
+    p.reduction = {static_cast<int64_t>(peers.size()), ownOffset, outOffset, rowBytes};
+    p.stagingBytes = static_cast<int64_t>(peers.size()) * rowBytes;
+  };
   switch (c) {
     case Collective::kAllgather:  // out row j = member j's in
       pullFromAll([&](int64_t j) { return Copy{team[j], 0, 0, kOut, j * inBytes, inBytes}; });
@@ -66,16 +81,28 @@ Plan planCollective(Collective c, const std::vector<int64_t>& team, int64_t me, 
       pullFromAll([&](int64_t j) { return Copy{team[j], 0, i * chunk, kOut, j * chunk, chunk}; });
       break;
     }
-    case Collective::kReduceScatter:  // staging row j = member j's in row i; out = sum of rows
-      pullFromAll([&](int64_t j) { return Copy{team[j], 0, i * outBytes, kStaging, j * outBytes, outBytes}; });
-      p.reduceRows = n;
-      p.stagingBytes = n * outBytes;
+    case Collective::kReduceScatter:  // out = own in row i (+) the peers' rows i
+      if (n == 1) {
+        p.copies.push_back(Copy{me, 0, 0, kOut, 0, outBytes});
+        break;
+      }
+      p.publishes = true;
+      p.consumers = p.producers = othersOf(team, me);
+      reduceFromPeers(i * outBytes, outBytes, i * outBytes, 0);
       break;
-    case Collective::kAllreduce:  // staging row j = member j's buffer; buffer = sum of rows
-      pullFromAll([&](int64_t j) { return Copy{team[j], 0, 0, kStaging, j * inBytes, inBytes}; });
-      p.reduceRows = n;
-      p.stagingBytes = n * inBytes;
+    case Collective::kAllreduce: {  // reduce-scatter of the parts in place, then allgather them
+      if (n == 1) break;
+      p.publishes = true;
+      p.consumers = p.producers = othersOf(team, me);
+      auto [off, len] = allreducePart(inBytes, n, i, elementBytes);
+      reduceFromPeers(off, len, off, off);
+      for (int64_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        auto [o, b] = allreducePart(inBytes, n, j, elementBytes);
+        p.gathers.push_back(Copy{team[j], 0, o, kOut, o, b});
+      }
       break;
+    }
     case Collective::kBroadcast:  // every buffer = root's buffer
       if (me == root) {
         p.publishes = n > 1;
@@ -103,12 +130,14 @@ Plan planCollective(Collective c, const std::vector<int64_t>& team, int64_t me, 
         p.consumers = {root};
       }
       break;
-    case Collective::kReduce:  // root's out = sum over members' in
+    case Collective::kReduce:  // root's out = own in (+) the peers' in
       if (me == root) {
+        if (n == 1) {
+          p.copies.push_back(Copy{me, 0, 0, kOut, 0, inBytes});
+          break;
+        }
         p.producers = othersOf(team, me);
-        for (int64_t j = 0; j < n; ++j) p.copies.push_back(Copy{team[j], 0, 0, kStaging, j * inBytes, inBytes});
-        p.reduceRows = n;
-        p.stagingBytes = n * inBytes;
+        reduceFromPeers(0, inBytes, 0, 0);
       } else {
         p.publishes = true;
         p.consumers = {root};

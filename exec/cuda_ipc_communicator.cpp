@@ -1,7 +1,9 @@
 // The copy-engine backend of Communicator (`backend=CUDA`; docs/EXEC.md, "Copy engines"): every
 // transfer is a cudaMemcpyAsync that *pulls* a peer's buffer, mapped into this process with CUDA
 // IPC, on the communicator's own stream, so copy engines move the data and no SM is used (except
-// by the local reduction of reduce-scatter, allreduce and reduce). The plain-C++ parts are tested
+// by the local reduction of reduce-scatter, allreduce and reduce: one elementwise kernel over the
+// own row and the pulled ones; an allreduce is a reduce-scatter of its members' parts in place and
+// an allgather of the reduced parts, copy_engine_plan.h). The plain-C++ parts are tested
 // on CPU: the plan of copies (copy_engine_plan.h), the device-side signal protocol
 // (signal_protocol.h) and the IPC bookkeeping (ipc_handles.h). This file only runs them:
 // - one "team" per distinct team, as the NCCL backend: a stream, a post event, a signal pad
@@ -252,7 +254,7 @@ class CudaIpcCommunicator : public Communicator {
     const at::Tensor& typed = i.defined() ? i : o;
     const int64_t es = static_cast<int64_t>(typed.element_size());
     Plan plan = ce::planCollective(c, tm, rv_.rank, root, i.defined() ? i.numel() * es : 0,
-                                   o.defined() ? o.numel() * es : 0);
+                                   o.defined() ? o.numel() * es : 0, es);
     const uint64_t opIndex = t.ops++;
     auto opKey = [&](int64_t r) { return "ce/" + t.name + "/" + std::to_string(opIndex) + "/" + std::to_string(r); };
     if (plan.publishes) store_->set(opKey(rv_.rank), ce::encodePublished({exportBuffer(i)}));
@@ -262,11 +264,12 @@ class CudaIpcCommunicator : public Communicator {
       std::vector<ce::Published> recs = ce::decodePublished(storeGet(opKey(p), p), "rank " + std::to_string(p) + "'s buffer");
       if (recs.size() != 1) throw Error(where() + ": rank " + std::to_string(p) + " published " + std::to_string(recs.size()) + " buffers, expected 1");
       sources[p] = importBuffer(p, recs[0]);
-      for (const Copy& k : plan.copies)
-        if (k.src == p && k.srcOffset + k.bytes > recs[0].bytes)
-          throw Error(where() + ": rank " + std::to_string(p) + "'s buffer has " + std::to_string(recs[0].bytes) +
-                      " bytes, this rank reads up to byte " + std::to_string(k.srcOffset + k.bytes) +
-                      " (the members disagree on the sizes)");
+      for (const std::vector<Copy>* list : {&plan.copies, &plan.gathers})
+        for (const Copy& k : *list)
+          if (k.src == p && k.srcOffset + k.bytes > recs[0].bytes)
+            throw Error(where() + ": rank " + std::to_string(p) + "'s buffer has " + std::to_string(recs[0].bytes) +
+                        " bytes, this rank reads up to byte " + std::to_string(k.srcOffset + k.bytes) +
+                        " (the members disagree on the sizes)");
     }
     at::Tensor staging;
     if (plan.stagingBytes > 0) {
@@ -279,16 +282,34 @@ class CudaIpcCommunicator : public Communicator {
       return base + k.dstOffset;
     };
     runSteps(t, plan, src, dst, [&] {
+      const ce::Reduction& rd = plan.reduction;
+      if (rd.rowBytes == 0) return;
       c10::cuda::CUDAStreamGuard g(*t.stream);
-      at::Tensor rows = staging.view({plan.reduceRows, -1});
-      at::Tensor flat = o.view({-1});
-      switch (r) {
-        case ReduceOp::kSum: flat.copy_(rows.sum(0)); break;
-        case ReduceOp::kMax: flat.copy_(std::get<0>(rows.max(0))); break;
-        case ReduceOp::kMin: flat.copy_(std::get<0>(rows.min(0))); break;
-      }
+      auto part = [&](const at::Tensor& x, int64_t offset) { return x.view({-1}).narrow(0, offset / es, rd.rowBytes / es); };
+      reduceInto(part(o, rd.outOffset), part(i, rd.ownOffset), staging.view({rd.peerRows, -1}), r);
     });
     return finish(t, op.ev, op.copyBack, std::string(ce::collectiveName(c)));
+  }
+
+  // out = own (op) the staging rows, reading the own row where it is: with one peer one elementwise
+  // kernel (two rows read, one written), else the rows' reduction and then that kernel. `out` may be
+  // `own` itself (an Allreduce's part, in place).
+  static void reduceInto(at::Tensor out, const at::Tensor& own, const at::Tensor& rows, ReduceOp r) {
+    at::Tensor peers;
+    switch (r) {
+      case ReduceOp::kSum:
+        peers = rows.size(0) == 1 ? rows[0] : rows.sum(0);
+        at::add_out(out, own, peers);
+        break;
+      case ReduceOp::kMax:
+        peers = rows.size(0) == 1 ? rows[0] : at::amax(rows, 0);
+        at::maximum_out(out, own, peers);
+        break;
+      case ReduceOp::kMin:
+        peers = rows.size(0) == 1 ? rows[0] : at::amin(rows, 0);
+        at::minimum_out(out, own, peers);
+        break;
+    }
   }
 
   WorkPtr p2p(const at::Tensor& buf, int64_t peer, bool isSend) {
@@ -389,18 +410,23 @@ class CudaIpcCommunicator : public Communicator {
       const int64_t j = step.peer >= 0 ? t.indexOf(step.peer) : -1;
       switch (step.kind) {
         case ce::StepKind::kSignalReady:
-          drv().check(drv().writeValue(s, flag(t.pads[static_cast<size_t>(j)], ce::readySlot(t.index)), 1,
+        case ce::StepKind::kSignalReduced:
+        case ce::StepKind::kSignalConsumed:  // set my flag in the peer's pad
+          drv().check(drv().writeValue(s, flag(t.pads[static_cast<size_t>(j)], ce::flagSlot(step.kind, n, t.index)), 1,
                                        CU_STREAM_WRITE_VALUE_DEFAULT),
-                      "cuStreamWriteValue32 (ready)");
+                      "cuStreamWriteValue32 (signal)");
           break;
         case ce::StepKind::kWaitReady:
-          drv().check(drv().waitValue(s, flag(mine, ce::readySlot(j)), 1, CU_STREAM_WAIT_VALUE_EQ),
-                      "cuStreamWaitValue32 (ready)");
-          drv().check(drv().writeValue(s, flag(mine, ce::readySlot(j)), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
+        case ce::StepKind::kWaitReduced:
+        case ce::StepKind::kWaitConsumed:  // wait for the peer's flag in my pad, then clear it
+          drv().check(drv().waitValue(s, flag(mine, ce::flagSlot(step.kind, n, j)), 1, CU_STREAM_WAIT_VALUE_EQ),
+                      "cuStreamWaitValue32 (wait)");
+          drv().check(drv().writeValue(s, flag(mine, ce::flagSlot(step.kind, n, j)), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
                       "cuStreamWriteValue32 (clear)");
           break;
-        case ce::StepKind::kCopy: {
-          const Copy& c = plan.copies[step.copy];
+        case ce::StepKind::kCopy:
+        case ce::StepKind::kGather: {
+          const Copy& c = step.kind == ce::StepKind::kCopy ? plan.copies[step.copy] : plan.gathers[step.copy];
           char* from = src(c);
           char* to = dst(c);
           if (c.bytes > 0 && from != to)
@@ -408,17 +434,6 @@ class CudaIpcCommunicator : public Communicator {
                       "cudaMemcpyAsync (copy engine)");
           break;
         }
-        case ce::StepKind::kSignalConsumed:
-          drv().check(drv().writeValue(s, flag(t.pads[static_cast<size_t>(j)], ce::consumedSlot(n, t.index)), 1,
-                                       CU_STREAM_WRITE_VALUE_DEFAULT),
-                      "cuStreamWriteValue32 (consumed)");
-          break;
-        case ce::StepKind::kWaitConsumed:
-          drv().check(drv().waitValue(s, flag(mine, ce::consumedSlot(n, j)), 1, CU_STREAM_WAIT_VALUE_EQ),
-                      "cuStreamWaitValue32 (consumed)");
-          drv().check(drv().writeValue(s, flag(mine, ce::consumedSlot(n, j)), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
-                      "cuStreamWriteValue32 (clear)");
-          break;
         case ce::StepKind::kReduce:
           reduce();
           break;

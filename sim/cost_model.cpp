@@ -110,6 +110,7 @@ CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int
   const CopyEngineModel& ce = mc.copyEngines;
   const double n = static_cast<double>(std::max<int64_t>(teamSize, 1));
   double pulled = 0, row = 0;  // bytes this rank pulls; a reduction's row
+  double rounds = 1;           // rounds of handshakes and pulls
   switch (type) {
     case CommunicationType::kAllgather:
     case CommunicationType::kGather:
@@ -121,7 +122,11 @@ CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int
       row = bytes / n;
       pulled = (n - 1) * row;
       break;
-    case CommunicationType::kAllreduce:
+    case CommunicationType::kAllreduce:  // reduce-scatter of the parts, then allgather them
+      row = bytes / n;
+      pulled = 2 * (n - 1) * row;
+      rounds = 2;
+      break;
     case CommunicationType::kReduce:
       row = bytes;
       pulled = (n - 1) * row;
@@ -129,14 +134,15 @@ CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int
   }
   CommCost c;
   c.p2p = true;
-  c.latencyUs = teamSize > 1 ? ce.latencyUs : 0;
+  c.latencyUs = teamSize > 1 ? rounds * ce.latencyUs : 0;
   c.bandwidthGBps = ce.bandwidthGBps;
   c.linkBytes = pulled;
   c.us = c.latencyUs + pulled / (ce.bandwidthGBps * kBytesPerUsPerGBps);
-  // The local sum: own row copied into the staging (2 row), rows read and the sum written
-  // (n + 1), the sum copied into the output (2).
+  // The local combination: own row and one peer's read, the result written (3 rows); with more
+  // peers their rows are summed first (n - 1 read, 1 written) and combined with the own row.
   if (row > 0 && teamSize > 1) {
-    c.kernelUs = (n + 5) * row / (ce.reduceGBps * kBytesPerUsPerGBps);
+    const double traffic = teamSize == 2 ? 3 : n + 3;
+    c.kernelUs = traffic * row / (ce.reduceGBps * kBytesPerUsPerGBps);
     c.us += c.kernelUs;
   }
   return c;

@@ -57,9 +57,12 @@ CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t teamS
 CommCost p2pCost(const Machine& mc, double bytes, bool interNode);
 
 // The same on the copy engines (backend=CUDA), as braid's executor runs them: each rank pulls
-// its peers' parts one peer copy after another, and a reduction then sums the `teamSize` rows
-// (its own copied in) and copies the sum into the output: `latency + pulled / bandwidth +
-// (teamSize + 5) x row / reduce rate`. `bytes` is the full buffer S, as for collectiveCost.
+// its peers' parts one peer copy after another, and a reduction then combines its own row, read in
+// place, with the pulled ones: one elementwise kernel with one peer (3 rows of traffic), the
+// peers' sum and then that kernel with more (teamSize + 3 rows): `latency + pulled / bandwidth +
+// traffic / reduce rate`. An Allreduce is a reduce-scatter of S / teamSize parts and an
+// allgather of them (two rounds of pulls, two latencies); its pulls are modelled as one phase
+// before the sum. `bytes` is the full buffer S, as for collectiveCost.
 CommCost copyEngineCollectiveCost(const Machine& mc, CommunicationType type, int64_t teamSize, double bytes);
 // A coalesced group's largest receive of `bytes` on the copy engines.
 CommCost copyEngineP2PCost(const Machine& mc, double bytes);

@@ -13,86 +13,38 @@
 #include "exec/copy_engine_plan.h"
 #include "exec/ipc_handles.h"
 #include "ir/error.h"
+#include "tests/exec/ce_reference.h"
 
 namespace braid::exec::ce {
 namespace {
 
-using Buf = std::vector<int32_t>;  // elements of 4 bytes
-
-const std::vector<Collective> kAll = {Collective::kAllgather, Collective::kAllreduce, Collective::kReduceScatter,
-                                      Collective::kBroadcast, Collective::kReduce,    Collective::kScatter,
-                                      Collective::kGather,    Collective::kAllToAll};
-
-// Runs one rank's plan: copies read the source's published buffer (its input), then the staging
-// rows are summed into the output.
-Buf runPlan(const Plan& p, const std::map<int64_t, Buf>& published, Buf out) {
-  Buf staging(static_cast<size_t>(p.stagingBytes / 4), 0);
-  for (const Copy& c : p.copies) {
-    const Buf& src = published.at(c.src);
-    EXPECT_LE(c.srcOffset + c.bytes, static_cast<int64_t>(src.size() * 4));
-    Buf& dst = c.dst == kOut ? out : staging;
-    EXPECT_LE(c.dstOffset + c.bytes, static_cast<int64_t>(dst.size() * 4));
-    std::memcpy(reinterpret_cast<char*>(dst.data()) + c.dstOffset, reinterpret_cast<const char*>(src.data()) + c.srcOffset,
-                static_cast<size_t>(c.bytes));
-  }
-  if (p.reduceRows > 0) {
-    size_t row = staging.size() / static_cast<size_t>(p.reduceRows);
-    out.assign(row, 0);
-    for (size_t r = 0; r < static_cast<size_t>(p.reduceRows); ++r)
-      for (size_t e = 0; e < row; ++e) out[e] += staging[r * row + e];
-  }
-  return out;
+// Runs every rank's plan as the signal protocol orders it: first each rank's copies (reading the
+// sources' inputs) and its reduction (its own input's row combined with the staging rows), then
+// each rank's gathers, which read the sources' buffers as their first phase left them.
+void copyInto(const Copy& c, const Buf& src, Buf& dst) {
+  EXPECT_LE(c.srcOffset + c.bytes, static_cast<int64_t>(src.size() * 4));
+  EXPECT_LE(c.dstOffset + c.bytes, static_cast<int64_t>(dst.size() * 4));
+  if (c.bytes == 0) return;
+  std::memcpy(reinterpret_cast<char*>(dst.data()) + c.dstOffset, reinterpret_cast<const char*>(src.data()) + c.srcOffset,
+              static_cast<size_t>(c.bytes));
 }
-
-// The definition (communicator.h) of member `me`'s output.
-Buf expected(Collective c, const std::vector<int64_t>& team, int64_t me, int64_t root,
-             const std::map<int64_t, Buf>& in, int64_t outElems) {
-  const size_t n = team.size();
-  const size_t i = static_cast<size_t>(std::find(team.begin(), team.end(), me) - team.begin());
-  const Buf& mine = in.at(me);
-  Buf out;
-  switch (c) {
-    case Collective::kAllgather:
-      for (int64_t r : team) out.insert(out.end(), in.at(r).begin(), in.at(r).end());
-      break;
-    case Collective::kAllreduce:
-      out.assign(mine.size(), 0);
-      for (int64_t r : team)
-        for (size_t e = 0; e < out.size(); ++e) out[e] += in.at(r)[e];
-      break;
-    case Collective::kReduceScatter:
-      out.assign(static_cast<size_t>(outElems), 0);
-      for (int64_t r : team)
-        for (size_t e = 0; e < out.size(); ++e) out[e] += in.at(r)[i * out.size() + e];
-      break;
-    case Collective::kBroadcast:
-      out = in.at(root);
-      break;
-    case Collective::kReduce:
-      if (me != root) return Buf(static_cast<size_t>(outElems), -7);
-      out.assign(mine.size(), 0);
-      for (int64_t r : team)
-        for (size_t e = 0; e < out.size(); ++e) out[e] += in.at(r)[e];
-      break;
-    case Collective::kScatter: {
-      const Buf& src = in.at(root);
-      size_t chunk = static_cast<size_t>(outElems);
-      out.assign(src.begin() + static_cast<long>(i * chunk), src.begin() + static_cast<long>((i + 1) * chunk));
-      break;
-    }
-    case Collective::kGather:
-      if (me != root) return Buf(static_cast<size_t>(outElems), -7);
-      for (int64_t r : team) out.insert(out.end(), in.at(r).begin(), in.at(r).end());
-      break;
-    case Collective::kAllToAll: {
-      size_t chunk = mine.size() / n;
-      for (int64_t r : team) {
-        const Buf& src = in.at(r);
-        out.insert(out.end(), src.begin() + static_cast<long>(i * chunk), src.begin() + static_cast<long>((i + 1) * chunk));
-      }
-      break;
+Bufs runPlans(const std::map<int64_t, Plan>& plans, const Bufs& in, Bufs out) {
+  for (auto& [me, p] : plans) {
+    Buf staging(static_cast<size_t>(p.stagingBytes / 4), 0);
+    for (const Copy& c : p.copies) copyInto(c, in.at(c.src), c.dst == kOut ? out[me] : staging);
+    const Reduction& rd = p.reduction;
+    for (int64_t e = 0; rd.peerRows > 0 && e < rd.rowBytes / 4; ++e) {
+      int32_t v = in.at(me).at(static_cast<size_t>(rd.ownOffset / 4 + e));
+      for (int64_t k = 0; k < rd.peerRows; ++k) v += staging.at(static_cast<size_t>(k * rd.rowBytes / 4 + e));
+      out[me].at(static_cast<size_t>(rd.outOffset / 4 + e)) = v;
     }
   }
+  Bufs first = out;
+  for (auto& [me, p] : plans)
+    for (const Copy& c : p.gathers) {
+      EXPECT_EQ(c.dst, kOut);
+      copyInto(c, first.at(c.src), out[me]);
+    }
   return out;
 }
 
@@ -104,37 +56,25 @@ TEST(CopyEnginePlan, EveryCollectiveOnTeamsOfOneToFourFollowsTheDefinition) {
     // A team in an order other than the world's, with world ranks that are not 0..n-1.
     std::vector<int64_t> team;
     for (int64_t j = n - 1; j >= 0; --j) team.push_back(2 * j + 1);
-    for (Collective c : kAll) {
+    for (Collective c : kAllCollectives) {
       for (int64_t root : team) {
-        // Sizes as the evaluator passes them (the size rule holds).
-        bool bigIn = c == Collective::kReduceScatter || c == Collective::kAllToAll ||
-                     (c == Collective::kScatter);
-        int64_t inElems = bigIn ? n * elems : elems;
-        int64_t outElems = c == Collective::kAllgather || c == Collective::kGather ? n * elems
-                           : c == Collective::kAllToAll                           ? n * elems
-                                                                                  : elems;
-        std::map<int64_t, Buf> in;
-        for (int64_t r : team) {
-          Buf b(static_cast<size_t>(inElems));
-          for (size_t e = 0; e < b.size(); ++e) b[e] = static_cast<int32_t>(1000 * r + static_cast<int64_t>(e) + 1);
-          in[r] = b;
-        }
+        auto [inElems, outElems] = elementsOf(c, n, elems);
+        Bufs in = inputsOf(team, inElems);
         std::map<int64_t, Plan> plans;
-        for (int64_t me : team) plans[me] = planCollective(c, team, me, root, inElems * 4, outElems * 4);
-        for (int64_t me : team) {
-          // Allreduce and Broadcast work on one buffer, which starts as the input.
-          bool inPlace = c == Collective::kAllreduce || c == Collective::kBroadcast;
-          Buf start = inPlace ? in[me] : Buf(static_cast<size_t>(outElems), -7);
-          Buf got = runPlan(plans[me], in, start);
-          EXPECT_EQ(got, expected(c, team, me, root, in, outElems))
+        for (int64_t me : team) plans[me] = planCollective(c, team, me, root, inElems * 4, outElems * 4, 4);
+        Bufs start;
+        for (int64_t me : team) start[me] = inPlace(c) ? in[me] : Buf(static_cast<size_t>(outElems), -7);
+        Bufs got = runPlans(plans, in, start);
+        for (int64_t me : team)
+          EXPECT_EQ(got[me], expected(c, team, me, root, in, outElems))
               << collectiveName(c) << " n=" << n << " root " << root << " rank " << me;
-        }
         // Handshakes agree: b pulls from a <=> a lists b as a consumer <=> b lists a as a producer.
         for (int64_t a : team)
           for (int64_t b : team) {
             if (a == b) continue;
-            bool pulls = std::any_of(plans[b].copies.begin(), plans[b].copies.end(),
-                                     [&](const Copy& k) { return k.src == a; });
+            auto from = [&](const Copy& k) { return k.src == a; };
+            bool pulls = std::any_of(plans[b].copies.begin(), plans[b].copies.end(), from) ||
+                         std::any_of(plans[b].gathers.begin(), plans[b].gathers.end(), from);
             EXPECT_EQ(pulls, has(plans[a].consumers, b)) << collectiveName(c) << " " << a << "->" << b;
             EXPECT_EQ(pulls, has(plans[b].producers, a)) << collectiveName(c) << " " << a << "->" << b;
           }
@@ -142,6 +82,43 @@ TEST(CopyEnginePlan, EveryCollectiveOnTeamsOfOneToFourFollowsTheDefinition) {
       }
     }
   }
+}
+
+// An Allreduce is a reduce-scatter of the members' parts and an allgather of them: each member
+// pulls (n - 1) / n of the buffer twice, and reduces only its own part, reading its own part in
+// place (no copy of it into the staging); parts split at element boundaries, the first ones
+// longer.
+TEST(CopyEnginePlan, AllreducePullsEachPartOnceInEachPhase) {
+  std::vector<int64_t> team = {2, 0, 1};
+  const int64_t bytes = 10 * 2;  // ten 2-byte elements: parts of 4, 3, 3 elements
+  EXPECT_EQ(allreducePart(bytes, 3, 0, 2), (std::pair<int64_t, int64_t>{0, 8}));
+  EXPECT_EQ(allreducePart(bytes, 3, 1, 2), (std::pair<int64_t, int64_t>{8, 6}));
+  EXPECT_EQ(allreducePart(bytes, 3, 2, 2), (std::pair<int64_t, int64_t>{14, 6}));
+  Plan p = planCollective(Collective::kAllreduce, team, 0, -1, bytes, bytes, 2);  // rank 0 is member 1
+  EXPECT_EQ(p.reduction.peerRows, 2);
+  EXPECT_EQ(p.reduction.ownOffset, 8);
+  EXPECT_EQ(p.reduction.outOffset, 8);
+  EXPECT_EQ(p.reduction.rowBytes, 6);
+  EXPECT_EQ(p.stagingBytes, 12);
+  int64_t pulled = 0, gathered = 0;
+  for (const Copy& c : p.copies) {
+    EXPECT_NE(c.src, 0);  // the own part is never copied
+    EXPECT_EQ(c.srcOffset, 8);
+    pulled += c.bytes;
+  }
+  for (const Copy& c : p.gathers) gathered += c.bytes;
+  EXPECT_EQ(pulled, 12);
+  EXPECT_EQ(gathered, 14);  // the other members' parts: 8 + 6
+  // A reduce-scatter reads its own row in place too; a team of one copies its input.
+  Plan rs = planCollective(Collective::kReduceScatter, {0, 1}, 1, -1, 16, 8, 4);
+  ASSERT_EQ(rs.copies.size(), 1u);
+  EXPECT_EQ(rs.copies[0].src, 0);
+  EXPECT_EQ(rs.reduction.ownOffset, 8);
+  EXPECT_TRUE(rs.gathers.empty());
+  Plan one = planCollective(Collective::kReduceScatter, {3}, 3, -1, 8, 8, 4);
+  EXPECT_EQ(one.reduction.peerRows, 0);
+  ASSERT_EQ(one.copies.size(), 1u);
+  EXPECT_EQ(one.copies[0].src, 3);
 }
 
 TEST(CopyEnginePlan, ARankOrRootOutsideTheTeamIsAnError) {

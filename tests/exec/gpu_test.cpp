@@ -332,6 +332,21 @@ TEST(GpuCli, EveryWorkloadOnTwoGpusOverTheCopyEngines) {
   EXPECT_EQ(r.code, 0) << "P2P pipeline\n" << r.out;
 }
 
+// The copy engines' allreduce splits the buffer into its members' parts at element boundaries:
+// with m = 5 rows in 2 chunks (3 and 2 rows of 7) the parts are uneven (21 elements: 11 and 10),
+// interpreted and replayed; reduce-scatter's rows with the own row read in place.
+TEST(GpuCli, CopyEngineReductionsOfUnevenPartsOnTwoGpus) {
+  NEED_GPUS(2);
+  for (const char* w : {"allreduce --m 5", "matmul_ar --m 5", "reduce_scatter --m 8", "matmul_rs --m 8"}) {
+    for (const char* mode : {"", " --graph --repeat 2"}) {
+      Cli r = runCli(std::string("run ") + w + " --backend cuda --backend-override cuda --ranks 2 --k 4 --n 7 "
+                     "--streams 2 --timeout 60" + mode);
+      EXPECT_EQ(r.code, 0) << w << mode << "\n" << r.out;
+      EXPECT_TRUE(contains(r.out, "match the float64 reference")) << r.out;  // a wrong sum exits non-zero
+    }
+  }
+}
+
 // --comm-backend cuda lowers every communication onto the copy engines (backend=CUDA); a sweep over
 // both transports creates both communicators before its first program, and each program's output
 // matches the reference.

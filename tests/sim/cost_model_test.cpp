@@ -158,10 +158,19 @@ TEST(SimCostModel, CopyEnginesPullThenSumLocally) {
   using T = CommunicationType;
   // Allgather on 4 ranks: 3/4 of S pulled.
   EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllgather, 4, s).us, 10 + 0.75e6 / 100e3);
-  // ReduceScatter on 4: rows of S/4, 3 of them pulled, (4 + 5) rows of traffic summed.
-  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kReduceScatter, 4, s).us, 10 + 0.75e6 / 100e3 + 9 * 0.25e6 / 1e6);
-  // Allreduce on 2: the peer's whole buffer pulled, (2 + 5) buffers of traffic.
-  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllreduce, 2, s).us, 10 + 1e6 / 100e3 + 7 * 1e6 / 1e6);
+  // ReduceScatter on 4: rows of S/4, 3 of them pulled, (4 + 3) rows of traffic summed.
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kReduceScatter, 4, s).us, 10 + 0.75e6 / 100e3 + 7 * 0.25e6 / 1e6);
+  // On 2: one row pulled, one elementwise kernel (3 rows).
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kReduceScatter, 2, s).us, 10 + 0.5e6 / 100e3 + 3 * 0.5e6 / 1e6);
+  // Allreduce on 2: two rounds (two latencies), the peer's half pulled in each, 3 half rows summed.
+  sim::CommCost ar = sim::copyEngineCollectiveCost(m, T::kAllreduce, 2, s);
+  EXPECT_DOUBLE_EQ(ar.us, 2 * 10 + 1e6 / 100e3 + 3 * 0.5e6 / 1e6);
+  EXPECT_DOUBLE_EQ(ar.linkBytes, s);
+  EXPECT_DOUBLE_EQ(ar.kernelUs, 3 * 0.5e6 / 1e6);
+  // On 4: 2 x 3/4 of S pulled, the quarter summed (4 + 3 rows).
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllreduce, 4, s).us, 2 * 10 + 1.5e6 / 100e3 + 7 * 0.25e6 / 1e6);
+  // Reduce on 2 (the root): the peer's whole buffer pulled and combined with its own.
+  EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kReduce, 2, s).us, 10 + 1e6 / 100e3 + 3 * 1e6 / 1e6);
   EXPECT_DOUBLE_EQ(sim::copyEngineCollectiveCost(m, T::kAllreduce, 1, s).us, 0);  // nothing to move
   EXPECT_DOUBLE_EQ(sim::copyEngineP2PCost(m, s).us, 10 + 1e6 / 100e3);
   EXPECT_DOUBLE_EQ(sim::copyEngineP2PCost(m, s).linkBytes, s);
