@@ -427,9 +427,10 @@ class CudaIpcCommunicator : public Communicator {
         case ce::StepKind::kCopy:
         case ce::StepKind::kGather: {
           const Copy& c = step.kind == ce::StepKind::kCopy ? plan.copies[step.copy] : plan.gathers[step.copy];
+          if (c.bytes == 0) break;  // an empty part (an allreduce of fewer elements than members): no staging
           char* from = src(c);
           char* to = dst(c);
-          if (c.bytes > 0 && from != to)
+          if (from != to)
             checkCuda(cudaMemcpyAsync(to, from, static_cast<size_t>(c.bytes), cudaMemcpyDefault, t.raw),
                       "cudaMemcpyAsync (copy engine)");
           break;
