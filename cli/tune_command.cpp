@@ -34,7 +34,7 @@ struct TuneArgs {
   std::string pools = "chunks,1";
   std::string deferWaits = "off,on";
   std::string prefetch = "off,on";
-  std::string commBackends;  // --comm-backends; default nccl
+  std::string commBackends;  // --comm-backends; default: both on one host, else nccl
   int64_t top = 10;
   int64_t confirm = 0;  // --confirm N: run the N best with braid run
   std::string backend = "cuda";
@@ -112,7 +112,12 @@ int runTune(const TuneArgs& args) {
   if (args.confirm < 0) throw Error("--confirm must be positive, got " + std::to_string(args.confirm));
   sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
   const int64_t devices = applyWorkloadFlags(base.flags, simDefaults()).devices;
-  sim::TuneSpace space = spaceOf(args);  // NCCL unless --comm-backends (docs/TUNE.md says why)
+  sim::TuneSpace space = spaceOf(args);
+  // Both transports where the copy engines can run (the ranks on one host of the machine), else
+  // NCCL, unless --comm-backends says (docs/TUNE.md).
+  const bool oneHost = devices <= machine.topology.gpusPerNode;
+  if (args.commBackends.empty()) space.commBackends = oneHost ? std::vector<std::string>{"nccl", "cuda"}
+                                                              : std::vector<std::string>{"nccl"};
   std::vector<sim::SweepConfig> candidates = sim::tuneCandidates(space);
 
   // Lower every candidate now: bad flags fail before anything runs, and choices the workload
@@ -187,10 +192,9 @@ int runTune(const TuneArgs& args) {
       std::cout << "not listed (the workload lowers them to the same program as a listed one):\n";
       for (const auto& [c, as] : same) std::cout << "  " << c << "  =  " << as << "\n";
     }
-    // The copy engines are opt-in (docs/TUNE.md): say so where they could have run.
-    if (args.commBackends.empty() && devices <= machine.topology.gpusPerNode)
-      std::cout << "transports: NCCL only; --comm-backends nccl,cuda adds the copy engines (on two H200s the best "
-                   "transport for AG + GEMM, not for GEMM + RS / AR: docs/TUNE.md)\n";
+    if (args.commBackends.empty() && !oneHost)
+      std::cout << "transports: NCCL only (the copy engines do not cross hosts and the ranks span "
+                << (devices + machine.topology.gpusPerNode - 1) / machine.topology.gpusPerNode << " nodes)\n";
     if (confirmed) std::cout << confirmTable(*confirmed);
   }
   return !r.ranked.empty() && r.ranked.front().ok() ? 0 : 1;
@@ -226,8 +230,8 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("--defer-waits", args->deferWaits, "deferred waits to try: off, on (default off,on; never with protocol B)");
       sub.add_option("--prefetch", args->prefetch, "prefetched communications to try: off, on (default off,on)");
       sub.add_option("--comm-backends", args->commBackends,
-                     "transports to try: nccl, cuda (the copy engines, one host only) (default nccl; docs/TUNE.md "
-                     "says when to add cuda)");
+                     "transports to try: nccl, cuda (the copy engines, one host only) (default nccl,cuda when the "
+                     "ranks fit on one node of the machine, else nccl)");
       sub.add_option("--top", args->top, "show the K fastest configurations (default 10)");
       CLI::Option* confirm = sub.add_option(
           "--confirm", args->confirm,

@@ -42,8 +42,9 @@ TEST(TuneCli, RanksTheCandidatesAgainstSerial) {
   EXPECT_EQ(j["pipelined_beats_serial"].get<bool>(), j["best"]["config"]["streams"] != "1");
 }
 
-// Transports: NCCL by default; --comm-backends nccl,cuda adds the copy engines, which do not cross
-// hosts: asked for across nodes, those candidates are listed as failed, with the reason.
+// Transports: both where the ranks fit on one node of the machine, NCCL only (and said) where they
+// span nodes; --comm-backends chooses. The copy engines do not cross hosts: asked for across
+// nodes, those candidates are listed as failed, with the reason.
 TEST(TuneCli, SearchesTheTransportsItIsGiven) {
   auto transports = [](const std::string& out) {
     std::set<std::string> seen;
@@ -54,16 +55,20 @@ TEST(TuneCli, SearchesTheTransportsItIsGiven) {
   const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2 --protocols A --top 50 --json";
   auto dflt = runBraid(cmd);
   ASSERT_EQ(dflt.rc, 0) << dflt.err;
-  EXPECT_EQ(transports(dflt.out), (std::set<std::string>{"nccl"}));
-  std::string plain = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2 --protocols A";
-  auto table = runBraid(plain);
-  ASSERT_EQ(table.rc, 0) << table.err;
-  EXPECT_NE(table.out.find("--comm-backends nccl,cuda adds the copy engines"), std::string::npos) << table.out;
-  auto tableBoth = runBraid(plain + " --comm-backends nccl,cuda");
-  EXPECT_EQ(tableBoth.out.find("adds the copy engines"), std::string::npos) << tableBoth.out;
-  auto both = runBraid(cmd + " --comm-backends nccl,cuda");
-  ASSERT_EQ(both.rc, 0) << both.err;
-  EXPECT_EQ(transports(both.out), (std::set<std::string>{"nccl", "cuda"}));
+  EXPECT_EQ(transports(dflt.out), (std::set<std::string>{"nccl", "cuda"}));
+  auto nccl = runBraid(cmd + " --comm-backends nccl");
+  ASSERT_EQ(nccl.rc, 0) << nccl.err;
+  EXPECT_EQ(transports(nccl.out), (std::set<std::string>{"nccl"}));
+  // Two nodes of one GPU: NCCL only by default, and the table says why.
+  const std::string plain = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2 --protocols A";
+  auto spanning = runBraid(plain + " --gpus-per-node 1");
+  ASSERT_EQ(spanning.rc, 0) << spanning.err;
+  EXPECT_NE(spanning.out.find("transports: NCCL only (the copy engines do not cross hosts and the ranks span 2 nodes)"),
+            std::string::npos)
+      << spanning.out;
+  EXPECT_EQ(spanning.out.find("comm-backend=cuda"), std::string::npos) << spanning.out;
+  auto oneHost = runBraid(plain);
+  EXPECT_EQ(oneHost.out.find("transports: NCCL only"), std::string::npos) << oneHost.out;
   auto split = runBraid(cmd + " --gpus-per-node 1 --comm-backends nccl,cuda");
   ASSERT_EQ(split.rc, 0) << split.err;
   EXPECT_EQ(transports(split.out), (std::set<std::string>{"nccl"}));
@@ -137,7 +142,7 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
 // --graph ranks predicted CUDA-graph replays: no configuration spends host time, and here each
 // is predicted faster than interpreted; confirming graph replays needs the GPU backend.
 TEST(TuneCli, GraphRanksPredictedReplays) {
-  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --json";
+  const std::string cmd = "tune ag_matmul --machine h200 --devices 2 --m 4096 --streams 2,4 --protocols A --pipelines collective --top 100 --json";
   auto graph = runBraid(cmd + " --graph");
   ASSERT_EQ(graph.rc, 0) << graph.err;
   auto interpreted = runBraid(cmd);
