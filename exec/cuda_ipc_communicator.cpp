@@ -97,6 +97,10 @@ struct Team {
   cudaStream_t raw = nullptr;
   std::optional<c10::cuda::CUDAStream> stream;
   cudaEvent_t post = nullptr;
+  // Copies out of this rank's own buffers run on a side stream beside the pulls (another copy
+  // engine): forked from the team's stream when an operation starts, joined before it completes.
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
   uint32_t* pad = nullptr;               // this rank's flags (signal_protocol.h)
   std::vector<CUdeviceptr> pads;         // every member's pad, mapped here (own: pad)
   uint64_t ops = 0;                      // collectives posted on the team (store keys)
@@ -133,6 +137,9 @@ class CudaIpcCommunicator : public Communicator {
     for (auto& [k, t] : teams_) {
       cudaFree(t->pad);
       cudaEventDestroy(t->post);
+      cudaEventDestroy(t->fork);
+      cudaEventDestroy(t->join);
+      cudaStreamDestroy(t->side);
       cudaStreamDestroy(t->raw);
     }
   }
@@ -178,7 +185,6 @@ class CudaIpcCommunicator : public Communicator {
     if (group_) throw Error("StartCoalescing inside a coalescing group");
     group_.emplace();
     group_->ev = std::make_shared<Events>(pool_, timing_);
-    if (group_->ev->start) checkCuda(cudaEventRecord(group_->ev->start, world_->raw), "cudaEventRecord");
   }
 
   WorkPtr endCoalescing() override {
@@ -241,7 +247,6 @@ class CudaIpcCommunicator : public Communicator {
     op.team = &t;
     op.ev = std::make_shared<Events>(pool_, timing_);
     orderAfterPost(t);
-    if (op.ev->start) checkCuda(cudaEventRecord(op.ev->start, t.raw), "cudaEventRecord");
     const bool inPlace = c == Collective::kAllreduce || c == Collective::kBroadcast;
     at::Tensor i, o;
     if (inPlace) {
@@ -281,6 +286,7 @@ class CudaIpcCommunicator : public Communicator {
       char* base = static_cast<char*>(k.dst == ce::kOut ? o.data_ptr() : staging.data_ptr());
       return base + k.dstOffset;
     };
+    markStart(t, *op.ev);
     runSteps(t, plan, src, dst, [&] {
       const ce::Reduction& rd = plan.reduction;
       if (rd.rowBytes == 0) return;
@@ -395,8 +401,17 @@ class CudaIpcCommunicator : public Communicator {
                                : remote.at(c.src)[static_cast<size_t>(c.srcSlot)];
     };
     auto dst = [&](const Copy& c) { return static_cast<char*>(g.recvs[static_cast<size_t>(c.dst)].second.data_ptr()); };
+    markStart(t, *g.ev);
     runSteps(t, plan, src, dst, [] {});
     return finish(t, g.ev, g.copyBack, "send/recv group");
+  }
+
+  // An operation's timed span starts once its host rendezvous is over, right before its signal
+  // steps: a span then shows the device's work (and its waits for peers), not how long this host
+  // took to find its peers' buffers in the store, which a CUDA-graph replay never does.
+  // (Staging copies of non-contiguous buffers, enqueued before the rendezvous, fall outside it.)
+  void markStart(Team& t, Events& ev) {
+    if (ev.start) checkCuda(cudaEventRecord(ev.start, t.raw), "cudaEventRecord (start)");
   }
 
   // The operation's signal steps and copies on the team's stream (signal_protocol.h).
@@ -406,6 +421,14 @@ class CudaIpcCommunicator : public Communicator {
     auto flag = [](CUdeviceptr pad, int64_t slot) { return pad + static_cast<CUdeviceptr>(slot * 4); };
     CUstream s = t.raw;  // cudaStream_t and CUstream are one type
     const CUdeviceptr mine = t.pads[static_cast<size_t>(t.index)];
+    // A copy out of this rank's own buffer needs no handshake: it runs on the side stream from the
+    // operation's start, beside the handshakes and pulls, and joins before the operation completes.
+    auto local = [&](const Copy& c) { return c.src == rv_.rank && c.bytes > 0 && src(c) != dst(c); };
+    const bool fork = std::any_of(plan.copies.begin(), plan.copies.end(), local);
+    if (fork) {
+      checkCuda(cudaEventRecord(t.fork, t.raw), "cudaEventRecord (fork)");
+      checkCuda(cudaStreamWaitEvent(t.side, t.fork, 0), "cudaStreamWaitEvent (fork)");
+    }
     for (const ce::Step& step : ce::signalSteps(plan)) {
       const int64_t j = step.peer >= 0 ? t.indexOf(step.peer) : -1;
       switch (step.kind) {
@@ -431,7 +454,8 @@ class CudaIpcCommunicator : public Communicator {
           char* from = src(c);
           char* to = dst(c);
           if (from != to)
-            checkCuda(cudaMemcpyAsync(to, from, static_cast<size_t>(c.bytes), cudaMemcpyDefault, t.raw),
+            checkCuda(cudaMemcpyAsync(to, from, static_cast<size_t>(c.bytes), cudaMemcpyDefault,
+                                      step.kind == ce::StepKind::kCopy && local(c) ? t.side : t.raw),
                       "cudaMemcpyAsync (copy engine)");
           break;
         }
@@ -439,6 +463,10 @@ class CudaIpcCommunicator : public Communicator {
           reduce();
           break;
       }
+    }
+    if (fork) {
+      checkCuda(cudaEventRecord(t.join, t.side), "cudaEventRecord (join)");
+      checkCuda(cudaStreamWaitEvent(t.raw, t.join, 0), "cudaStreamWaitEvent (join)");
     }
   }
 
@@ -549,6 +577,9 @@ class CudaIpcCommunicator : public Communicator {
     t->index = me - members.begin();
     t->name = teamName(members);
     t->raw = createCommStream(highPriority_);
+    t->side = createCommStream(highPriority_);
+    checkCuda(cudaEventCreateWithFlags(&t->fork, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    checkCuda(cudaEventCreateWithFlags(&t->join, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     t->stream = c10::cuda::getStreamFromExternal(t->raw, device_);
     checkCuda(cudaEventCreateWithFlags(&t->post, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     const int64_t n = static_cast<int64_t>(members.size());
