@@ -176,12 +176,13 @@ double Machine::interNodeGBpsPerGpu() const {
 }
 
 CopyEngineModel defaultCopyEngines(const Machine& m) {
-  // Measured on two H200s (docs/ACCURACY.md, the copy engines): a 64 MiB pull at 0.7 of NVLink's
-  // one-direction bandwidth, ~20 us per operation, the reduction at 0.58 of the HBM peak.
+  // As fitted on two H200s to braid calibrate's copy-engine collectives (docs/MACHINES.md, the
+  // h200 preset's copy_engines): pulls at 0.82 of NVLink's one-direction bandwidth, 28 us per
+  // round of handshakes, the local reduction's traffic at 0.75 of the HBM peak.
   CopyEngineModel c;
-  c.bandwidthGBps = 0.7 * m.nvlink.bandwidthGBps;
-  c.latencyUs = 20;
-  c.reduceGBps = 0.58 * m.gpu.hbmGBps;
+  c.bandwidthGBps = 0.82 * m.nvlink.bandwidthGBps;
+  c.latencyUs = 28;
+  c.reduceGBps = 0.75 * m.gpu.hbmGBps;
   return c;
 }
 

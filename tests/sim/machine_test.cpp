@@ -23,10 +23,13 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
     EXPECT_GT(m.gpu.sms, m.nccl.channels * m.nccl.smsPerChannel);
     EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
   }
-  // h200 is h200-datasheet with the GEMM efficiency measured on two H200s, nothing else.
+  // h200 is h200-datasheet with the GEMM efficiency and the copy engines measured on two H200s,
+  // nothing else.
   sim::Machine calibrated = sim::loadMachine("h200"), datasheet = sim::loadMachine("h200-datasheet");
   EXPECT_NE(calibrated.gpu.matmulEfficiency, datasheet.gpu.matmulEfficiency);
+  EXPECT_NE(calibrated.copyEngines, datasheet.copyEngines);
   datasheet.gpu.matmulEfficiency = calibrated.gpu.matmulEfficiency;
+  datasheet.copyEngines = calibrated.copyEngines;
   datasheet.name = calibrated.name;
   datasheet.description = calibrated.description;
   EXPECT_EQ(datasheet, calibrated);
@@ -92,10 +95,12 @@ TEST(SimMachine, OptionalKindFactorsAndDispatchRuleRoundTrip) {
 // copy_engines is optional: without it the transport's constants derive from NVLink and HBM.
 TEST(SimMachine, CopyEnginesSectionIsOptionalAndRoundTrips) {
   json j = h200();
-  ASSERT_FALSE(j.contains("copy_engines"));
+  ASSERT_TRUE(j.contains("copy_engines"));  // measured on two H200s
+  j.erase("copy_engines");
   sim::Machine d = sim::machineFromJson(j.dump(), "m.json");
-  EXPECT_DOUBLE_EQ(d.copyEngines.bandwidthGBps, 0.7 * d.nvlink.bandwidthGBps);
-  EXPECT_DOUBLE_EQ(d.copyEngines.reduceGBps, 0.58 * d.gpu.hbmGBps);
+  EXPECT_DOUBLE_EQ(d.copyEngines.bandwidthGBps, 0.82 * d.nvlink.bandwidthGBps);
+  EXPECT_DOUBLE_EQ(d.copyEngines.latencyUs, 28);
+  EXPECT_DOUBLE_EQ(d.copyEngines.reduceGBps, 0.75 * d.gpu.hbmGBps);
   EXPECT_EQ(d.copyEngines, sim::defaultCopyEngines(d));
   j["copy_engines"] = {{"bandwidth_gbps", 250}, {"latency_us", 12}, {"reduce_gbps", 2000}};
   sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
