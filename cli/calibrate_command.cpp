@@ -128,6 +128,9 @@ BRAID_REGISTER_COMMAND(Command{
                          ->check(CLI::Range(4.0, 1e12)));
       only.push_back(sub.add_option("--max-gemm-flops", m.maxGemmFlops, "leave out GEMMs above this (default 4e12; cpu: 1e9)")
                          ->check(CLI::Range(1.0, 1e18)));
+      only.push_back(sub.add_option("--gemm-shapes", m.gemmShapes,
+                                    "GEMMs to measure besides the plan's, MxNxK comma-separated (a workload's per-rank "
+                                    "GEMMs; the fitted machine times these shapes as measured)"));
       only.push_back(sub.add_option("--timeout", m.timeoutSec, "seconds before the whole measurement is stopped (default 900)")
                          ->check(CLI::Range(0.001, 1e6)));
       return [a] { return runCalibrate(*a); };

@@ -21,6 +21,7 @@ struct MeasureConfig {
   double minBytes = 0;           // 0: 64 KiB
   double maxBytes = 0;           // 0: 1 GiB on cuda, 4 MiB on cpu
   double maxGemmFlops = 0;       // 0: 4e12 on cuda, 1e9 on cpu
+  std::string gemmShapes;        // extra GEMM shapes, "MxNxK,..." ("": none)
   double timeoutSec = 900;       // the whole run, every rank
 };
 

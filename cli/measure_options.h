@@ -22,6 +22,7 @@ inline sim::MeasurePlanOptions measurePlanOptions(const MeasureConfig& c, int64_
   // CPU defaults are small: the CPU backend is for testing the driver, and big GEMMs take seconds.
   o.maxBytes = c.maxBytes > 0 ? c.maxBytes : cuda ? 1024.0 * 1024 * 1024 : 4.0 * 1024 * 1024;
   o.maxGemmFlops = c.maxGemmFlops > 0 ? c.maxGemmFlops : cuda ? 4e12 : 1e9;
+  if (!c.gemmShapes.empty()) o.extraGemms = sim::parseGemmShapes(c.gemmShapes);
   o.world = world;
   o.ranksPerNode = std::max<int64_t>(1, std::min(world, ranksPerNode));
   o.streams = cuda;

@@ -388,9 +388,27 @@ static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std:
   mc = best;
 }
 
+// The calibrated machine keeps every measured GEMM shape with its time (gpu.measured_gemms, the
+// base's entries first, a shape measured again replacing its old time): a GEMM of such a shape
+// then takes its measured time, not the curve's. The residuals reported are the curve's.
+static void attachMeasuredGemms(CalibrationResult& out, const Machine& base, const Measurements& m) {
+  std::vector<MeasuredGemm>& table = out.machine.gpu.measuredGemms;
+  table = base.gpu.measuredGemms;
+  for (const GemmMeasurement& g : m.gemms) {
+    auto same = std::find_if(table.begin(), table.end(), [&](const MeasuredGemm& t) { return t.shape == g.shape; });
+    if (same != table.end()) same->us = g.us;
+    else table.push_back({g.shape, g.us});
+  }
+  if (!m.gemms.empty())
+    out.notes.push_back("gpu.measured_gemms: the " + std::to_string(table.size()) +
+                        " GEMM shapes measured take their measured times (the residuals above are the curve's, "
+                        "which other shapes use)");
+}
+
 CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   CalibrationResult out;
   Machine start = base;
+  start.gpu.measuredGemms.clear();  // the curve is fitted to every GEMM measured, table or not
   chooseSmSharing(start, m, out.notes);
   std::vector<Knob> knobs = knobsFor(start, m, out.notes);
   const std::vector<double> meas = measured(m);
@@ -434,6 +452,7 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   std::vector<double> before = predicted(base, m), after = predicted(out.machine, m);
   for (size_t i = 0; i < nm; ++i) out.errors.push_back({names[i], meas[i], before[i], after[i]});
   if (!f.converged) out.notes.push_back("the fit stopped at its iteration limit before converging");
+  attachMeasuredGemms(out, base, m);
   return out;
 }
 

@@ -27,17 +27,29 @@ int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 
 
 double KernelCost::totalUs() const { return std::max({computeUs, memoryUs, minUs}); }
 
+// The machine's measured GEMM of this shape (k from the flops), if it has one.
+static const MeasuredGemm* measuredGemm(const Machine& mc, double flops, DataType dtype, int64_t batch, int64_t m, int64_t n) {
+  if (mc.gpu.measuredGemms.empty()) return nullptr;
+  const double k = flops / (2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n));
+  for (const MeasuredGemm& g : mc.gpu.measuredGemms) {
+    const GemmShape& s = g.shape;
+    if (s.m == m && s.n == n && s.batch == batch && s.dtype == dtype && std::abs(static_cast<double>(s.k) - k) < 0.5)
+      return &g;
+  }
+  return nullptr;
+}
+
 KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtype, int64_t batch, int64_t m, int64_t n) {
   KernelCost c;
   c.bytes = bytes;
   c.memoryUs = memoryUs(mc, bytes);
   c.minUs = mc.gpu.kernelMinUs;
   if (flops <= 0) return c;
-  double peak = mc.gpu.matmulTflops[static_cast<size_t>(precisionOf(dtype))] * kFlopsPerUsPerTflops;
-  double ideal = flops / (peak * mc.gpu.matmulEfficiency.at(flops));
   batch = std::max<int64_t>(batch, 1);
   m = std::max<int64_t>(m, 1);
   n = std::max<int64_t>(n, 1);
+  double peak = mc.gpu.matmulTflops[static_cast<size_t>(precisionOf(dtype))] * kFlopsPerUsPerTflops;
+  double ideal = flops / (peak * mc.gpu.matmulEfficiency.at(flops));
   // cuBLAS picks the tile that finishes first: bigger tiles run more efficiently, smaller ones
   // fill the last wave better.
   c.computeUs = std::numeric_limits<double>::infinity();
@@ -54,6 +66,8 @@ KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtyp
       c.tileN = t.n;
     }
   }
+  // A shape timed on this machine takes its measured time (the tiles still say how it fills SMs).
+  if (const MeasuredGemm* g = measuredGemm(mc, flops, dtype, batch, m, n)) c.computeUs = g->us;
   return c;
 }
 

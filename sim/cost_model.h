@@ -23,7 +23,9 @@ struct KernelCost {
   double totalUs() const;
 };
 
-// A matmul / linear producing `batch` x [m, n] from `flops` and `bytes` of operands and result.
+// A matmul / linear producing `batch` x [m, n] from `flops` and `bytes` of operands and result: the
+// machine's measured time when it lists this shape (gpu.measured_gemms), else the efficiency
+// curve with wave quantization over the tiles.
 KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtype, int64_t batch, int64_t m, int64_t n);
 // An elementwise or reduction kernel.
 KernelCost vectorCost(const Machine& mc, double flops, double bytes, DataType dtype);

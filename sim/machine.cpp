@@ -225,6 +225,20 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     }
     m.gpu.launchLatencyUs = g.nonNegative("launch_latency_us");
     m.gpu.kernelMinUs = g.nonNegative("kernel_min_us");
+    if (g.has("measured_gemms")) {  // optional: shapes timed by braid calibrate
+      const json& list = g.array("measured_gemms");
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string where = g.at("measured_gemms") + "[" + std::to_string(i) + "]";
+        Obj e(list[i], where, file);
+        MeasuredGemm mg;
+        mg.shape = readGemmShape(e);
+        mg.us = e.positive("us");
+        e.done();
+        for (const MeasuredGemm& seen : m.gpu.measuredGemms)
+          if (seen.shape == mg.shape) e.fail(where, "this shape is listed twice");
+        m.gpu.measuredGemms.push_back(mg);
+      }
+    }
     g.done();
   }
   {
@@ -329,6 +343,15 @@ std::string machineToJson(const Machine& m) {
               {"gemm_tiles", tiles},
               {"launch_latency_us", m.gpu.launchLatencyUs},
               {"kernel_min_us", m.gpu.kernelMinUs}};
+  if (!m.gpu.measuredGemms.empty()) {
+    json list = json::array();
+    for (const MeasuredGemm& g : m.gpu.measuredGemms) {
+      json e = gemmShapeJson(g.shape);
+      e["us"] = g.us;
+      list.push_back(e);
+    }
+    j["gpu"]["measured_gemms"] = list;
+  }
   j["host"] = {{"aten_op_us", m.host.atenOpUs},
                {"kernel_launch_us", m.host.kernelLaunchUs},
                {"communication_call_us", m.host.communicationCallUs},

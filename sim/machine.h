@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/types.h"
+#include "sim/gemm_shape.h"
 
 namespace braid::sim {
 
@@ -39,6 +40,12 @@ struct GemmTile {
   bool operator==(const GemmTile&) const = default;
 };
 
+struct MeasuredGemm {
+  GemmShape shape;
+  double us = 0;
+  bool operator==(const MeasuredGemm&) const = default;
+};
+
 struct GpuModel {
   std::string model;                  // "H200 SXM"
   int64_t sms = 132;                  // streaming multiprocessors
@@ -50,6 +57,11 @@ struct GpuModel {
   EfficiencyCurve vectorEfficiency;   // achieved / peak, by a kernel's flops
   EfficiencyCurve memoryEfficiency;   // achieved / peak HBM bandwidth, by bytes moved
   std::vector<GemmTile> gemmTiles;    // candidate tiles (wave quantization over SMs)
+  // GEMMs of exact shapes timed on this machine (braid calibrate): a GEMM of one of these shapes
+  // takes its measured time instead of the efficiency curve's. GEMMs of equal flops can differ by
+  // 15% with their shape (on two H200s, 16384x4096x4096 at 0.72 of the peak, 5376^3 at 0.80), which
+  // a curve over flops cannot hold.
+  std::vector<MeasuredGemm> measuredGemms;
   double launchLatencyUs = 0;         // host issue -> the kernel may start on an idle stream
   double kernelMinUs = 0;             // shortest kernel (launch + teardown on the GPU)
   bool operator==(const GpuModel&) const = default;

@@ -59,6 +59,31 @@ std::vector<std::string> parseMeasureParts(const std::string& list) {
   return out;
 }
 
+std::vector<std::array<int64_t, 3>> parseGemmShapes(const std::string& list) {
+  std::vector<std::array<int64_t, 3>> out;
+  std::stringstream ss(list);
+  for (std::string v; std::getline(ss, v, ',');) {
+    std::array<int64_t, 3> s{};
+    std::stringstream dims(v);
+    std::string d;
+    int i = 0;
+    bool ok = true;
+    for (; std::getline(dims, d, 'x'); ++i) {
+      if (i >= 3 || d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 9) {
+        ok = false;
+        break;
+      }
+      s[static_cast<size_t>(i)] = std::stoll(d);
+      if (s[static_cast<size_t>(i)] <= 0) ok = false;
+    }
+    if (!ok || i != 3)
+      throw Error("--gemm-shapes: '" + v + "' is not MxNxK (three positive sizes below 10^9, such as 16384x4096x4096)");
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  if (out.empty()) throw Error("--gemm-shapes: no shapes in '" + list + "'");
+  return out;
+}
+
 std::vector<DataType> parseMeasureDtypes(const std::string& list) {
   static const std::pair<const char*, DataType> kNames[] = {{"bf16", DataType::kBFloat16},
                                                            {"fp16", DataType::kHalf},
@@ -89,6 +114,8 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o) {
     if (std::find_if(std::begin(kMeasureParts), std::end(kMeasureParts), [&](const char* k) { return p == k; }) ==
         std::end(kMeasureParts))
       throw Error("--only: unknown part '" + p + "'");
+  if (!o.extraGemms.empty() && std::find(o.parts.begin(), o.parts.end(), "gemm") == o.parts.end())
+    throw Error("--gemm-shapes needs the gemm part (--only leaves it out)");
 }
 
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) {
@@ -114,6 +141,9 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
         g.shape = {mm, nn, kk, 1, d};
         if (g.shape.flops() <= o.maxGemmFlops * 1.5) m.gemms.push_back(g);
       }
+    for (DataType d : o.dtypes)  // asked for by name: measured whatever their size
+      for (const auto& [mm, nn, kk] : o.extraGemms)
+        if (!shapes.count({mm, nn, kk})) m.gemms.push_back({{mm, nn, kk, 1, d}, 0});
   }
   if (has(o, "copy"))
     for (double b : targets(base.gpu.memoryEfficiency, o.quick))

@@ -5,6 +5,7 @@
 // driver (exec/microbench.h, run by cli/exec_module) fills them in.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct MeasurePlanOptions {
   double minBytes = 64 * 1024.0;       // collectives and p2p, smallest message
   double maxBytes = 1024.0 * 1024 * 1024;  // collectives, p2p and copies, largest
   double maxGemmFlops = 4e12;          // GEMMs above this are left out
+  // GEMM shapes measured besides the plan's own (m, n, k; every dtype): a workload's per-rank
+  // GEMMs, which the calibrated machine then times as measured (gpu.measured_gemms).
+  std::vector<std::array<int64_t, 3>> extraGemms;
   int64_t world = 1;                   // ranks taking part
   int64_t ranksPerNode = 1;            // ranks on one host (they are numbered node by node)
   bool streams = true;                 // the device has streams and a clock (overlap is measurable)
@@ -44,6 +48,8 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
 
 // "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.
 std::vector<std::string> parseMeasureParts(const std::string& list);
+// "16384x4096x4096,2048x4096x4096" (m x n x k each) -> the shapes; throws Error naming a bad one.
+std::vector<std::array<int64_t, 3>> parseGemmShapes(const std::string& list);
 // "bf16,fp32" -> the dtypes; throws Error naming an unknown one.
 std::vector<DataType> parseMeasureDtypes(const std::string& list);
 

@@ -12,20 +12,6 @@ namespace braid::sim {
 using json = nlohmann::ordered_json;
 static constexpr const char* kSchema = "braid-measurements/1";
 
-// The dtypes a measurement names, by the machine file's precision keys.
-static const std::pair<const char*, DataType> kDtypes[] = {
-    {"bf16", DataType::kBFloat16}, {"fp16", DataType::kHalf}, {"fp32", DataType::kFloat}, {"fp64", DataType::kDouble}};
-
-double GemmShape::flops() const {
-  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
-}
-
-double GemmShape::bytes() const {
-  double e = static_cast<double>(dataTypeSize(dtype));
-  double mm = static_cast<double>(m), nn = static_cast<double>(n), kk = static_cast<double>(k);
-  return (mm * kk + kk * nn + mm * nn) * e * static_cast<double>(batch);
-}
-
 size_t Measurements::size() const {
   return gemms.size() + copies.size() + collectives.size() + p2p.size() + host.size() + overlaps.size() +
          copyEngine.size();
@@ -53,26 +39,6 @@ const char* hostCallName(HostCall c) {
       return "kernel_min";
   }
   return "?";
-}
-
-static const char* dtypeKey(DataType t) {
-  for (const auto& [name, d] : kDtypes)
-    if (d == t) return name;
-  return "fp32";
-}
-
-static GemmShape readGemm(StrictJsonObject& o) {
-  GemmShape g;
-  g.m = o.count("m");
-  g.n = o.count("n");
-  g.k = o.count("k");
-  if (o.has("batch")) g.batch = o.count("batch");
-  std::string d = o.str("dtype");
-  bool known = false;
-  for (const auto& [name, t] : kDtypes)
-    if (d == name) g.dtype = t, known = true;
-  if (!known) o.fail(o.at("dtype"), "unknown dtype \"" + d + "\" (expected bf16, fp16, fp32 or fp64)");
-  return g;
 }
 
 static void readCollective(StrictJsonObject& o, CollectiveMeasurement& c) {
@@ -115,7 +81,7 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
   }
   forEach(root, "gemm", [&](StrictJsonObject& o) {
     GemmMeasurement g;
-    g.shape = readGemm(o);
+    g.shape = readGemmShape(o);
     g.us = o.positive("us");
     m.gemms.push_back(g);
   });
@@ -155,7 +121,7 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
     OverlapMeasurement v;
     {
       StrictJsonObject g = o.child("gemm");
-      v.gemm = readGemm(g);
+      v.gemm = readGemmShape(g);
       g.done();
     }
     {
@@ -196,10 +162,6 @@ Measurements readMeasurementsFile(const std::string& path) {
   return measurementsFromJson(ss.str(), path);
 }
 
-static json gemmJson(const GemmShape& g) {
-  return {{"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"dtype", dtypeKey(g.dtype)}};
-}
-
 static json collectiveJson(const CollectiveMeasurement& c) {
   return {{"kind", communicationTypeName(c.kind)}, {"team", c.team}, {"nodes", c.nodes}, {"bytes", c.bytes}};
 }
@@ -212,7 +174,7 @@ std::string measurementsToJson(const Measurements& m) {
   for (const auto& [k, v] : m.meta) j["meta"][k] = v;
   j["gemm"] = json::array();
   for (const auto& g : m.gemms) {
-    json e = gemmJson(g.shape);
+    json e = gemmShapeJson(g.shape);
     e["us"] = g.us;
     j["gemm"].push_back(e);
   }
@@ -233,7 +195,7 @@ std::string measurementsToJson(const Measurements& m) {
   for (const auto& h : m.host) j["host"].push_back({{"call", hostCallName(h.call)}, {"us", h.us}});
   j["overlap"] = json::array();
   for (const auto& v : m.overlaps)
-    j["overlap"].push_back({{"gemm", gemmJson(v.gemm)},
+    j["overlap"].push_back({{"gemm", gemmShapeJson(v.gemm)},
                             {"collective", collectiveJson(v.collective)},
                             {"gemm_alone_us", v.gemmAloneUs},
                             {"gemm_beside_us", v.gemmBesideUs},

@@ -11,16 +11,9 @@
 
 #include "ir/host_ir.h"
 #include "ir/types.h"
+#include "sim/gemm_shape.h"
 
 namespace braid::sim {
-
-struct GemmShape {
-  int64_t m = 0, n = 0, k = 0;
-  int64_t batch = 1;
-  DataType dtype = DataType::kBFloat16;
-  double flops() const;  // 2 m n k batch
-  double bytes() const;  // operands read + result written
-};
 
 struct GemmMeasurement {
   GemmShape shape;

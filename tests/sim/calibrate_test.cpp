@@ -183,6 +183,30 @@ TEST(Calibrate, FitsOnlyWhatWasMeasured) {
   EXPECT_TRUE(saysKept);
 }
 
+// Every GEMM measured joins the calibrated machine's measured_gemms (a shape measured again replaces
+// the base's time), and the curve is fitted as if the base had none; a GEMM of a listed shape then
+// costs its measured time.
+TEST(Calibrate, KeepsTheMeasuredGemmShapes) {
+  Machine base = loadMachine("h200");
+  Machine plain = base;
+  base.gpu.measuredGemms = {{{512, 512, 512, 1, DataType::kBFloat16}, 99},
+                            {{16384, 4096, 4096, 1, DataType::kBFloat16}, 1}};
+  Measurements m;
+  m.gpu = "test";
+  m.gemms.push_back({{16384, 4096, 4096, 1, DataType::kBFloat16}, 776});
+  m.gemms.push_back({{8192, 8192, 8192, 1, DataType::kBFloat16}, 1400});
+  CalibrationResult r = calibrate(base, m), fromPlain = calibrate(plain, m);
+  EXPECT_EQ(r.machine.gpu.matmulEfficiency, fromPlain.machine.gpu.matmulEfficiency);
+  ASSERT_EQ(r.machine.gpu.measuredGemms.size(), 3u);
+  EXPECT_EQ(r.machine.gpu.measuredGemms[0].us, 99);   // the base's own, kept
+  EXPECT_EQ(r.machine.gpu.measuredGemms[1].us, 776);  // measured again: replaced
+  EXPECT_EQ(r.machine.gpu.measuredGemms[2].shape.m, 8192);
+  EXPECT_DOUBLE_EQ(gemmCost(r.machine, 2.0 * 16384 * 4096 * 4096, 0, DataType::kBFloat16, 1, 16384, 4096).totalUs(), 776);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("gpu.measured_gemms: the 3 GEMM shapes") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 // Copy-engine collectives alone fit the three copy_engines constants (and nothing else), and
 // recover them from exact measurements; without a reduction among them the sum's rate is kept.
 TEST(Calibrate, RecoversTheCopyEnginesFromTheirCollectives) {

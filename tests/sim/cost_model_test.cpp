@@ -149,6 +149,20 @@ TEST(SimCostModel, SmSlowdownProportionalOrInWaves) {
   EXPECT_DOUBLE_EQ(sim::smSlowdown(m, 40, 20, false), 2.0);
 }
 
+// A GEMM whose shape the machine measured takes its measured time; another shape of the same flops
+// (or the same m, n with another k) takes the curve's.
+TEST(SimCostModel, AMeasuredGemmShapeTakesItsMeasuredTime) {
+  sim::Machine m = sim::loadMachine("h200");
+  const double f = 2.0 * 16384 * 4096 * 4096;
+  double curve = sim::gemmCost(m, f, 0, DataType::kBFloat16, 1, 16384, 4096).totalUs();
+  m.gpu.measuredGemms = {{{16384, 4096, 4096, 1, DataType::kBFloat16}, 776}};
+  EXPECT_DOUBLE_EQ(sim::gemmCost(m, f, 0, DataType::kBFloat16, 1, 16384, 4096).totalUs(), 776);
+  EXPECT_DOUBLE_EQ(sim::gemmCost(m, f, 0, DataType::kBFloat16, 1, 4096, 16384).totalUs(), curve);  // n x m
+  EXPECT_NE(sim::gemmCost(m, f / 2, 0, DataType::kBFloat16, 1, 16384, 4096).totalUs(), 776);       // k = 2048
+  EXPECT_NE(sim::gemmCost(m, f, 0, DataType::kHalf, 1, 16384, 4096).totalUs(), 776);               // another dtype
+  EXPECT_GT(sim::gemmCost(m, f, 0, DataType::kBFloat16, 1, 16384, 4096).tiles, 0);  // still fills SMs by tiles
+}
+
 // The copy engines as braid's executor runs them: pulls one after the other at the transport's
 // rate, then for a reduction the local sum's traffic at its own rate.
 TEST(SimCostModel, CopyEnginesPullThenSumLocally) {

@@ -92,6 +92,28 @@ TEST(SimMachine, OptionalKindFactorsAndDispatchRuleRoundTrip) {
   EXPECT_NE(errorFor(j).find("m.json: nccl.kind_bandwidth_factor.Allgather"), std::string::npos) << errorFor(j);
 }
 
+// gpu.measured_gemms is optional; its entries round-trip, and a repeated shape or a bad time is
+// named with its place.
+TEST(SimMachine, MeasuredGemmsRoundTripAndBadEntriesAreNamed) {
+  json j = h200();
+  j["gpu"]["measured_gemms"] = {{{"m", 16384}, {"n", 4096}, {"k", 4096}, {"dtype", "bf16"}, {"us", 776}},
+                                {{"m", 2048}, {"n", 4096}, {"k", 4096}, {"batch", 2}, {"dtype", "fp16"}, {"us", 210}}};
+  sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
+  ASSERT_EQ(m.gpu.measuredGemms.size(), 2u);
+  EXPECT_EQ(m.gpu.measuredGemms[1].shape.batch, 2);
+  EXPECT_EQ(m.gpu.measuredGemms[1].shape.dtype, DataType::kHalf);
+  EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "back.json"), m);
+  json twice = j;
+  twice["gpu"]["measured_gemms"][1] = j["gpu"]["measured_gemms"][0];
+  EXPECT_NE(errorFor(twice).find("m.json: gpu.measured_gemms[1]: this shape is listed twice"), std::string::npos)
+      << errorFor(twice);
+  j["gpu"]["measured_gemms"][0]["us"] = 0;
+  EXPECT_NE(errorFor(j).find("m.json: gpu.measured_gemms[0].us"), std::string::npos) << errorFor(j);
+  j["gpu"]["measured_gemms"][0]["us"] = 5;
+  j["gpu"]["measured_gemms"][0]["dtype"] = "int8";
+  EXPECT_NE(errorFor(j).find("gpu.measured_gemms[0].dtype: unknown dtype"), std::string::npos) << errorFor(j);
+}
+
 // copy_engines is optional: without it the transport's constants derive from NVLink and HBM.
 TEST(SimMachine, CopyEnginesSectionIsOptionalAndRoundTrips) {
   json j = h200();

@@ -50,6 +50,30 @@ TEST(MeasurePlan, GemmsSitNearEveryKnotOfTheMatmulCurveInEveryDtype) {
   EXPECT_LT(pq.size(), p.size() / 2);
 }
 
+// --gemm-shapes: the named shapes are measured in every dtype, whatever their size; a malformed
+// shape, or shapes without the gemm part, are refused naming the flag.
+TEST(MeasurePlan, NamedGemmShapesAreMeasuredInEveryDtype) {
+  Machine h = loadMachine("h200");
+  MeasurePlanOptions o = world(1, 1);
+  o.dtypes = {DataType::kBFloat16, DataType::kHalf};
+  o.maxGemmFlops = 1e9;  // the named shapes are far above: kept anyway
+  o.extraGemms = parseGemmShapes("16384x4096x4096,2048x4096x4096,16384x4096x4096");
+  ASSERT_EQ(o.extraGemms.size(), 2u);  // the repeated one once
+  Measurements p = planMeasurements(h, o);
+  int named = 0;
+  for (const auto& g : p.gemms)
+    if (g.shape.k == 4096 && g.shape.n == 4096 && (g.shape.m == 16384 || g.shape.m == 2048)) ++named;
+  EXPECT_EQ(named, 4);
+  EXPECT_NE(errorOf([] { parseGemmShapes("16384x4096"); }).find("'16384x4096' is not MxNxK"), std::string::npos);
+  EXPECT_NE(errorOf([] { parseGemmShapes("0x4x4"); }).find("'0x4x4' is not MxNxK"), std::string::npos);
+  EXPECT_NE(errorOf([] { parseGemmShapes("4x4x4x4"); }).find("is not MxNxK"), std::string::npos);
+  EXPECT_NE(errorOf([] { parseGemmShapes("4xax4"); }).find("is not MxNxK"), std::string::npos);
+  MeasurePlanOptions noGemm = o;
+  noGemm.parts = {"copy"};
+  EXPECT_NE(errorOf([&] { checkMeasurePlanOptions(noGemm); }).find("--gemm-shapes needs the gemm part"),
+            std::string::npos);
+}
+
 TEST(MeasurePlan, CopiesAtTheMemoryKnotsWithinTheLargestSize) {
   Machine h = loadMachine("h200");
   MeasurePlanOptions o = world(1, 1);
