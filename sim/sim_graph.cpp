@@ -22,32 +22,11 @@ DataType dtypeOf(const sem::Event& e) {
   return e.dtype;
 }
 
-int64_t product(const std::vector<int64_t>& v, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end && i < v.size(); ++i) n *= v[i];
-  return n;
-}
-
 KernelCost kernelCost(const sem::Event& e, const Machine& mc) {
   double bytes = static_cast<double>(e.bytesRead + e.bytesWritten);
   if (e.kind == sem::EventKind::kCopy || e.kind == sem::EventKind::kMemset) return copyCost(mc, bytes);
-  if ((e.op == "matmul" || e.op == "linear") && !e.writes.empty()) {
-    // torch.matmul folds the batch dimensions of A into its rows when B is a matrix.
-    const auto& out = e.writes.front().region.sizes;
-    size_t r = out.size();
-    int64_t n = r >= 1 ? out[r - 1] : 1;
-    bool b_is_matrix = e.reads.size() < 2 || e.reads[1].region.rank() <= 2;
-    int64_t m = 1, batch = 1;
-    if (r >= 2) {
-      if (b_is_matrix) {
-        m = product(out, 0, r - 1);
-      } else {
-        m = out[r - 2];
-        batch = product(out, 0, r - 2);
-      }
-    }
-    return gemmCost(mc, e.flops, bytes, dtypeOf(e), batch, m, n);
-  }
+  // A matmul / linear: the GEMM the semantics computed (shape_inference.h, GemmDims).
+  if (e.gemm.k > 0) return gemmCost(mc, e.flops, bytes, dtypeOf(e), e.gemm.batch, e.gemm.m, e.gemm.n);
   return vectorCost(mc, e.flops, bytes, dtypeOf(e));
 }
 

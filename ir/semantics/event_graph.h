@@ -28,6 +28,7 @@
 #include "ir/host_ir.h"
 #include "ir/semantics/finding_kind.h"
 #include "ir/semantics/region.h"
+#include "ir/semantics/shape_inference.h"
 
 namespace braid::sem {
 
@@ -88,6 +89,7 @@ struct Event {
 
   // Cost inputs.
   double flops = 0;
+  GemmDims gemm;             // matmul / linear: the GEMM's batch, m, n, k (shape_inference.h)
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   int64_t messageBytes = 0;  // communications: the larger of this rank's send and receive buffer

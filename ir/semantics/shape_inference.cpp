@@ -83,6 +83,24 @@ OpResult inferOpResult(const Expr& e, const std::vector<std::vector<int64_t>>& i
       }
       res.shape = out;
       res.flops = 2.0 * product(out) * static_cast<double>(k);
+      // The GEMM cuBLAS runs (torch.matmul's rules): a vector A is one row; a matrix (or vector)
+      // B, or one whose batch dimensions are all 1 (a sharded dimension's local extent), folds A's
+      // batch dimensions into the rows; else the leading dimensions are a batch.
+      auto prod = [&](size_t from, size_t to) { return static_cast<int64_t>(product({out.begin() + from, out.begin() + to})); };
+      const size_t r = out.size();
+      res.gemm.k = k;
+      res.gemm.n = b.size() == 1 ? 1 : out.back();
+      const size_t rows = b.size() == 1 ? r : r - 1;  // out's dimensions before n
+      if (a.size() == 1) {
+        res.gemm.m = 1;
+        res.gemm.batch = prod(0, rows);
+      } else if (b.size() <= 2 || product({b.begin(), b.end() - 2}) == 1) {
+        res.gemm.m = prod(0, rows);
+        res.gemm.batch = 1;
+      } else {
+        res.gemm.m = out[r - 2];
+        res.gemm.batch = prod(0, r - 2);
+      }
       return res;
     }
     case OpType::kBroadcast:

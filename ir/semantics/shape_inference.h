@@ -11,9 +11,17 @@
 
 namespace braid::sem {
 
+// A matmul's or linear's GEMM as cuBLAS runs it: `batch` products of [m, k] x [k, n]. As
+// torch.matmul does, the batch dimensions of A fold into its rows when B is a matrix.
+struct GemmDims {
+  int64_t batch = 0, m = 0, n = 0, k = 0;  // all 0: not a GEMM
+  bool operator==(const GemmDims&) const = default;
+};
+
 struct OpResult {
   std::vector<int64_t> shape;
   double flops = 0;
+  GemmDims gemm;  // matmul and linear
 };
 
 // `inShapes` follow op.inputs(); `outDomainShape` is the output's buffer shape as printed.

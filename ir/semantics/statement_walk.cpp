@@ -643,6 +643,7 @@ void Interpreter::runHostOp(const HostOp& h) {
   x.writes.push_back({w, out});
   x.bytesWritten = bytesOf(w, out);
   x.flops = copy ? 0 : res.flops;
+  x.gemm = res.gemm;
 }
 
 int32_t Interpreter::runKernel(const Stmt& s, const std::vector<TensorView*>& inputs,
