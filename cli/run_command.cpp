@@ -125,6 +125,9 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--graph", c.graph,
                    "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
                    "outputs are checked");
+      sub.add_flag("--host-profile", c.hostProfile,
+                   "time every statement the --repeat timed runs execute on the host and print, per rank, a "
+                   "table of host time per statement kind (count, total, per statement, share); not with --graph");
       sub.add_flag("!--no-poison", c.poison, "leave fresh buffers uninitialized instead of NaN (benchmarks)");
       sub.add_option("--ranks", c.ranks, "number of rank processes to start (default: the program's devices); "
                                          "ignored under torchrun / mpirun, which set the world")

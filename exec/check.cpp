@@ -151,6 +151,8 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     throw Error("the timeline's run " + std::to_string(opt.timelineRun) + " is not one of the " +
                 std::to_string(opt.repeat) + " timed runs (0 is the checked run)");
   if (opt.timelineRun > 0 && opt.graph) throw Error("a timed run's timeline cannot be recorded inside a CUDA graph");
+  if (opt.hostProfile && opt.graph)
+    throw Error("a host profile needs interpreted runs: a CUDA graph replay issues no statements");
   // Every timed run starts after a barrier, so the ranks' start events agree to within its skew.
   auto startTiming = [&] {
     opt.device->setTiming(true);
@@ -202,6 +204,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
       ev.run(local_inputs);
       ++result.timings.warmupRuns;
     }
+    if (opt.hostProfile) ev.setHostProfile(&result.timings.hostProfile);
     for (int64_t i = 0; i < opt.repeat; ++i) {
       const bool timed = timeline && opt.timelineRun == i + 1;
       comm.barrier();
@@ -213,6 +216,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
       result.timings.issueUs.push_back(ev.lastIssueUs());
       result.timings.wallUs.push_back(us(t0, t2));
     }
+    ev.setHostProfile(nullptr);
   }
 
   if (!opt.gather) return result;

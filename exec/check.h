@@ -14,6 +14,7 @@
 
 #include "exec/communicator.h"
 #include "exec/evaluator.h"
+#include "exec/host_profile.h"
 #include "ir/timeline.h"
 #include "ir/host_ir.h"
 
@@ -53,6 +54,9 @@ struct CheckOptions {
   // CUDA graph: after one interpreted run (which creates communicators and library handles),
   // capture the program once and replay it; the outputs checked are the replay's.
   bool graph = false;
+  // Profile the timed runs' host time per statement kind (RunTimings::hostProfile); warm-up and
+  // checked runs are left out. Not with `graph` (a replay issues no statements).
+  bool hostProfile = false;
 };
 
 // Host and wall times of the timed runs, in microseconds. Every timed run starts right after a
@@ -64,6 +68,7 @@ struct RunTimings {
   int64_t warmupRuns = 0;  // untimed runs made before the timed ones (CheckOptions::warmup)
   std::vector<double> issueUs;
   std::vector<double> wallUs;
+  HostProfile hostProfile;  // summed over the timed runs (CheckOptions::hostProfile)
 };
 
 struct CheckResult {

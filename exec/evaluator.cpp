@@ -203,17 +203,28 @@ std::vector<at::Tensor> Evaluator::run(const std::vector<at::Tensor>& inputs) {
   scalars_[kNumberOfStreams] = options_.numberOfStreams;
   scalars_[kRank] = comm_.rank();
   scalars_[kDeviceIdxX] = comm_.rank();
-  auto t0 = std::chrono::steady_clock::now();
+  nestedNs_ = 0;
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
   device_->beginRun();
   bindInputs(inputs);
+  // The host profile covers the issue time: the entry, the statements, the exit.
+  Clock::time_point tBody, tExit;
+  if (profile_) tBody = Clock::now();
   runScope(program_.body(), 0);
   current_ = nullptr;
+  if (profile_) tExit = Clock::now();
   // Every transfer completes before the run ends (on CUDA: the default stream waits for them,
   // then the host waits for the communicators, with their timeout, and for the device).
   device_->setCurrentStream(0);
   for (auto& p : pending_) p.work->wait();
   pending_.clear();
-  issueUs_ = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  auto t1 = Clock::now();
+  issueUs_ = std::chrono::duration<double, std::micro>(t1 - t0).count();
+  if (profile_) {
+    profile_->add(kHostProfileRunEntry, std::chrono::duration_cast<std::chrono::nanoseconds>(tBody - t0).count());
+    profile_->add(kHostProfileRunExit, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - tExit).count());
+  }
   if (!device_->capturing()) comm_.drain();
   device_->finishRun();
   std::vector<at::Tensor> outs;
@@ -407,6 +418,29 @@ void Evaluator::postP2P(const P2PCommunication& c) {
 }
 
 void Evaluator::exec(const Stmt& s, int loop_depth) {
+  if (profile_) {
+    execProfiled(s, loop_depth);
+  } else {
+    execStmt(s, loop_depth);
+  }
+}
+
+// The statement's host time, less the profiled time of the statements nested in it (a loop's
+// body), goes to its kind; a statement this rank skips goes to kHostProfileSkipped.
+void Evaluator::execProfiled(const Stmt& s, int loop_depth) {
+  using Clock = std::chrono::steady_clock;
+  const int64_t outerNested = nestedNs_;
+  const int64_t executedBefore = executed_;
+  nestedNs_ = 0;
+  const auto t0 = Clock::now();
+  execStmt(s, loop_depth);
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  const bool control = s.is<ForLoop>() || s.is<IfThenElse>();
+  profile_->add(control || executed_ != executedBefore ? hostProfileKind(s) : kHostProfileSkipped, ns - nestedNs_);
+  nestedNs_ = outerNested + ns;
+}
+
+void Evaluator::execStmt(const Stmt& s, int loop_depth) {
   if (s.is<ForLoop>()) {
     const auto* f = s.as<ForLoop>();
     int64_t begin = eval(f->begin());

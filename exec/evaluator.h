@@ -15,7 +15,9 @@
 //   default stream) and the Device makes them real (exec/device.h). On CPU they have no effect:
 //   every op runs on the host thread in program order (one valid schedule of the program's
 //   stream semantics). On CUDA every op is enqueued on the current stream and only the program's
-//   Synchronize / Wait order streams.
+//   Synchronize / Wait order streams;
+// - with a HostProfile set (setHostProfile), every statement's host time goes to its kind
+//   (exec/host_profile.h; `braid run --host-profile`).
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,7 @@
 
 #include "exec/communicator.h"
 #include "exec/device.h"
+#include "exec/host_profile.h"
 #include "ir/host_ir.h"
 
 namespace braid::exec {
@@ -74,6 +77,9 @@ class Evaluator {
   int64_t executedStatements() const { return executed_; }
   // Host time of the last run up to its final wait (the time to issue its work), microseconds.
   double lastIssueUs() const { return issueUs_; }
+  // Adds every later run's host time, per statement kind, to `profile` (exec/host_profile.h);
+  // null (the default) stops. Not owned. Off, it costs one branch per statement.
+  void setHostProfile(HostProfile* profile) { profile_ = profile; }
 
  private:
   struct Pending {
@@ -85,6 +91,8 @@ class Evaluator {
 
   void runScope(const Scope& scope, int loop_depth);
   void exec(const Stmt& s, int loop_depth);
+  void execProfiled(const Stmt& s, int loop_depth);
+  void execStmt(const Stmt& s, int loop_depth);
   void bindInputs(const std::vector<at::Tensor>& inputs);
   at::Tensor& lookup(const TensorView* tv, const char* role);
   bool bound(const TensorView* tv) const;
@@ -121,6 +129,8 @@ class Evaluator {
   bool coalescing_ = false;
   double issueUs_ = 0;  // between StartCoalescing and EndCoalescing (P2P timed as the group)
   std::vector<TimedStatement> timed_;
+  HostProfile* profile_ = nullptr;
+  int64_t nestedNs_ = 0;  // profiled time of the statements nested in the one being profiled
 };
 
 }  // namespace braid::exec

@@ -24,6 +24,7 @@
 #include "exec/device.h"
 #include "exec/measured_timeline.h"
 #include "exec/evaluator.h"
+#include "exec/host_profile.h"
 #include "exec/launcher.h"
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
@@ -399,6 +400,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   co.warmup = warmPass ? cfg.warmup - 1 : (cfg.repeat > 0 ? cfg.warmup : 0);
   co.timelineRun = warmPass ? 0 : cfg.timelineRun;
   co.graph = cfg.graph;
+  co.hostProfile = cfg.hostProfile && !warmPass;
   co.inputCache = &st.inputs;
   co.gather = !warmPass;
   if (!cfg.unsafe)
@@ -419,6 +421,12 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
        << t.wallUs.size() << " runs, median): wall " << median(t.wallUs) << " us, host issue " << issue << " us = "
        << (t.statements ? issue / static_cast<double>(t.statements) : 0.0) << " us per host instruction ("
        << t.statements << " instructions)\n";
+    if (!t.hostProfile.empty()) {
+      ts << "braid run: rank " << rank << " host profile " << (tag.empty() ? "" : "[" + tag + "] ") << "("
+         << t.wallUs.size() << " timed runs, " << t.statements << " host instructions each; a statement's time "
+         << "excludes the statements nested in it)\n"
+         << formatHostProfile(t.hostProfile);
+    }
     std::cout << ts.str() << std::flush;
   }
   if (rank != 0) return r.ok ? 0 : 1;
@@ -452,6 +460,12 @@ int runCommand(const RunConfig& cfg) {
       throw Error("--timeline-run " + std::to_string(cfg.timelineRun) + " names a timed run, but --repeat is " +
                   std::to_string(cfg.repeat));
     if (cfg.graph) throw Error("--timeline-run needs interpreted runs: nothing is timed inside a --graph replay");
+  }
+  if (cfg.hostProfile) {
+    if (cfg.graph)
+      throw Error("--host-profile times the statements an interpreted run executes, and a --graph replay "
+                  "executes none: drop --graph (or --host-profile)");
+    if (cfg.repeat == 0) throw Error("--host-profile profiles the timed runs: give --repeat N");
   }
   if (cuda && cfg.backendOverride == "gloo") throw Error("--backend-override gloo needs --backend cpu");
   if (!cuda && (cfg.backendOverride == "nccl" || cfg.backendOverride == "cuda"))

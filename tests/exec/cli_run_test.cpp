@@ -13,11 +13,16 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
+#include <vector>
 
 #ifdef BRAID_WITH_TORCH
 #include "exec/communicator.h"  // haveGloo(); it needs ATen, absent from a build without libtorch
 #endif
+#include "exec/host_profile.h"
+#include "ir/host_ir_text.h"
+#include "ir/semantics/mesh_rule.h"
 #include "tests/support/shell_run.h"
 #include "tests/support/temp_dir.h"
 
@@ -219,6 +224,105 @@ TEST(CliRun, WarmupIsAnnounced) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("warm-up: none (--warmup 0)"), std::string::npos) << r.out;
   EXPECT_EQ(braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --warmup -1").code, 2);
+}
+
+// Statements a run of `scope` executes on rank 0, by the host profile's kind (loops unrolled,
+// branches taken): what the evaluator meets, worked out from the program text alone.
+void countExecuted(const braid::Scope& scope, braid::Bindings& b, std::map<std::string, int64_t>& n) {
+  for (const auto& s : scope) {
+    if (s->is<braid::ForLoop>()) {
+      const auto* f = s->as<braid::ForLoop>();
+      ++n["ForLoop"];
+      for (int64_t i = *f->begin().tryEvaluate(b), end = *f->end().tryEvaluate(b); i < end; ++i) {
+        b[f->index] = i;
+        countExecuted(f->body, b, n);
+      }
+      b.erase(f->index);
+    } else if (s->is<braid::IfThenElse>()) {
+      const auto* c = s->as<braid::IfThenElse>();
+      ++n["IfThenElse"];
+      countExecuted(*c->predicate.tryEvaluate(b) ? c->thenBody : c->elseBody, b, n);
+    } else if (braid::sem::runsOnRank(*s, 0)) {
+      ++n[std::string(braid::exec::hostProfileKind(*s))];
+    }
+  }
+}
+
+// The rows of rank 0's host profile table: kind -> count (the kind may have spaces; the last
+// four columns are numbers).
+std::map<std::string, int64_t> profileCounts(const std::string& out) {
+  std::map<std::string, int64_t> rows;
+  size_t at = out.find("rank 0 host profile");
+  if (at == std::string::npos) return rows;
+  std::istringstream in(out.substr(out.find('\n', at) + 1));
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::vector<std::string> w;
+    for (std::string x; ls >> x;) w.push_back(x);
+    if (w.size() < 5) break;
+    std::string kind;
+    for (size_t i = 0; i + 4 < w.size(); ++i) kind += (kind.empty() ? "" : " ") + w[i];
+    rows[kind] = std::stoll(w[w.size() - 4]);
+    if (kind == "total") break;
+  }
+  return rows;
+}
+
+// --host-profile: one row per statement kind the program executes, counted over the timed runs
+// only, with the counts the program's own text gives (--verbose prints the program that runs).
+TEST(CliRun, HostProfileCountsTheTimedRunsStatementsByKind) {
+  const int64_t repeat = 3, streams = 4;
+  Result r = braid("run ag_matmul --ranks 1 --devices 1 --m 32 --k 8 --n 8 --streams " + std::to_string(streams) +
+                   " --repeat " + std::to_string(repeat) + " --warmup 2 --no-check --verbose --host-profile");
+  ASSERT_EQ(r.code, 0) << r.out;
+  size_t begin = r.out.find("%HostIrContainer"), end = r.out.find("} // %HostIrContainer");
+  ASSERT_TRUE(begin != std::string::npos && end != std::string::npos) << r.out;
+  braid::HostProgram program = braid::parseHostProgram(r.out.substr(begin, end - begin + 21));
+  braid::Bindings b{{braid::kNumberOfStreams, streams}, {braid::kRank, 0}, {braid::kDeviceIdxX, 0}};
+  std::map<std::string, int64_t> perRun;
+  countExecuted(program.body(), b, perRun);
+  int64_t instructions = 0;
+  for (const auto& [kind, n] : perRun)
+    if (kind != "ForLoop" && kind != "IfThenElse") instructions += n;
+  // The program is ag_matmul's: a stream loop with the allgather, its wait and the matmul.
+  EXPECT_EQ(perRun["Communication Allgather"], streams);
+  EXPECT_EQ(perRun["matmul"], streams);
+  EXPECT_NE(r.out.find("(" + std::to_string(instructions) + " instructions)"), std::string::npos) << r.out;
+
+  std::map<std::string, int64_t> rows = profileCounts(r.out);
+  ASSERT_FALSE(rows.empty()) << r.out;
+  int64_t total = 0;
+  for (const auto& [kind, n] : perRun) {
+    EXPECT_EQ(rows[kind], n * repeat) << kind << "\n" << r.out;
+    total += n * repeat;
+  }
+  EXPECT_EQ(rows["(run entry)"], repeat) << r.out;
+  EXPECT_EQ(rows["(run exit)"], repeat) << r.out;
+  total += 2 * repeat;
+  EXPECT_EQ(rows["total"], total) << r.out;
+  EXPECT_EQ(rows.size(), perRun.size() + 3) << r.out;  // nothing else: no skipped statement either
+}
+
+TEST(CliRun, HostProfileOnEveryRankAndItsRefusals) {
+  NEED_GLOO();
+  Result r = braid("run ag_matmul --backend cpu --ranks 2 --m 16 --k 8 --n 8 --streams 2 --repeat 2 --warmup 1 "
+                   "--host-profile");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rank 0 host profile (2 timed runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[rank 1] braid run: rank 1 host profile (2 timed runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Communication Allgather"), std::string::npos) << r.out;
+  r = braid("run ag_matmul --ranks 1 --devices 1 --m 16 --k 8 --n 8 --host-profile");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--host-profile profiles the timed runs: give --repeat N"), std::string::npos) << r.out;
+  r = braid("run ag_matmul --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 2 --host-profile --graph");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("a --graph replay executes none"), std::string::npos) << r.out;
+  // Without the flag, no table.
+  r = braid("run ag_matmul --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("host profile"), std::string::npos) << r.out;
 }
 
 TEST(CliRun, SweepRefusals) {

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "exec/communicator.h"
 #include "exec/evaluator.h"
+#include "exec/host_profile.h"
 #include "exec/reference.h"
 #include "exec/tensor_ops.h"
 #include "ir/error.h"
@@ -112,6 +114,61 @@ TEST(Evaluator, ModernDialectWithShardByStream) {
   auto outs = runOne(p, inputs, {{"i0", 8}, {"i2", 3}});
   ASSERT_EQ(outs.size(), 1u);
   EXPECT_FALSE(outs[0].isnan().any().item<bool>()) << "some chunk of the output was never written";
+}
+
+// The host profile (exec/host_profile.h): one sample per executed statement, by kind, for the
+// runs made while it is set; its total is part of the runs' issue time.
+TEST(Evaluator, HostProfileCountsEveryExecutedStatementByKind) {
+  HostProgram p = parseHostProgramFile(examplePath("stream_add_gelu_modern.hir"));
+  Bindings b{{"i0", 8}, {"i2", 3}};
+  std::vector<at::Tensor> inputs;
+  for (const TensorView* tv : p.inputs())
+    inputs.push_back(randomInput(sem::bufferShape(*tv, b), 1, tv->name()).to(at::kFloat));
+  auto comm = makeSelfCommunicator();
+  std::map<std::string, int64_t> seen;  // what onStatement saw, by the profile's kind
+  EvalOptions o;
+  o.bindings = b;
+  o.onStatement = [&](const Stmt& s, int64_t) { ++seen[std::string(hostProfileKind(s))]; };
+  Evaluator ev(p, *comm, o);
+  ev.run(inputs);  // not profiled
+  seen.clear();
+  HostProfile profile;
+  ev.setHostProfile(&profile);
+  constexpr int64_t kRuns = 3;
+  double issueNs = 0;
+  for (int64_t i = 0; i < kRuns; ++i) {
+    ev.run(inputs);
+    issueNs += ev.lastIssueUs() * 1e3;
+  }
+  ev.setHostProfile(nullptr);
+  const HostProfile before = profile;
+  const std::map<std::string, int64_t> profiled = seen;
+  ev.run(inputs);  // not profiled either
+  EXPECT_EQ(profile.totalCount(), before.totalCount());
+  EXPECT_EQ(profile.totalNs(), before.totalNs());
+  seen = profiled;
+  int64_t loops = 0;
+  forEachStmt(p.body(), [&](const Stmt& s, int) { loops += s.is<ForLoop>(); });
+  ASSERT_EQ(loops, 2);
+  int64_t statements = 0;
+  for (const HostProfileEntry& e : profile.entries()) {
+    EXPECT_GE(e.totalNs, 0) << e.kind;
+    if (e.kind == "ForLoop") {
+      EXPECT_EQ(e.count, loops * kRuns);
+    } else if (e.kind == kHostProfileRunEntry || e.kind == kHostProfileRunExit) {
+      EXPECT_EQ(e.count, kRuns) << e.kind;
+    } else {
+      EXPECT_EQ(e.count, seen[e.kind]) << e.kind;
+      statements += e.count;
+    }
+  }
+  for (const auto& [kind, n] : seen) EXPECT_NE(profile.find(kind), nullptr) << kind;
+  EXPECT_EQ(statements, ev.executedStatements() * kRuns);
+  EXPECT_EQ(profile.find(kHostProfileSkipped), nullptr);
+  ASSERT_NE(profile.find("binary"), nullptr);
+  EXPECT_EQ(profile.find("binary")->count, 4 * kRuns);  // FOR i17 from 0 to 4: one add each
+  // Disjoint slices of the runs' issue time (a nested statement's time is not its loop's).
+  EXPECT_LE(static_cast<double>(profile.totalNs()), issueNs + kRuns);
 }
 
 TEST(Evaluator, TransposeAndSumExample) {
