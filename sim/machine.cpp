@@ -183,6 +183,7 @@ CopyEngineModel defaultCopyEngines(const Machine& m) {
   c.bandwidthGBps = 0.82 * m.nvlink.bandwidthGBps;
   c.latencyUs = 28;
   c.reduceGBps = 0.75 * m.gpu.hbmGBps;
+  c.hostCallUs = 180;  // braid run --host-profile on two H200s: 207 us per post against NCCL's 25
   return c;
 }
 
@@ -299,6 +300,7 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.copyEngines.bandwidthGBps = c.positive("bandwidth_gbps");
     m.copyEngines.latencyUs = c.nonNegative("latency_us");
     m.copyEngines.reduceGBps = c.positive("reduce_gbps");
+    m.copyEngines.hostCallUs = c.has("host_call_us") ? c.nonNegative("host_call_us") : defaultCopyEngines(m).hostCallUs;
     c.done();
   } else {
     m.copyEngines = defaultCopyEngines(m);
@@ -388,7 +390,8 @@ std::string machineToJson(const Machine& m) {
   }
   j["copy_engines"] = {{"bandwidth_gbps", m.copyEngines.bandwidthGBps},
                        {"latency_us", m.copyEngines.latencyUs},
-                       {"reduce_gbps", m.copyEngines.reduceGBps}};
+                       {"reduce_gbps", m.copyEngines.reduceGBps},
+                       {"host_call_us", m.copyEngines.hostCallUs}};
   j["contention"] = {{"sm_sharing", m.contention.smSharing},
                      {"sm_sharing_waves", m.contention.smSharingWaves},
                      {"hbm_sharing", m.contention.hbmSharing},

@@ -117,6 +117,10 @@ struct CopyEngineModel {
   double bandwidthGBps = 0;  // one peer copy's achieved rate over NVLink, GB/s
   double latencyUs = 0;      // the per-operation handshake: signal, wait, copy launch, consumed
   double reduceGBps = 0;     // the local reduction's achieved HBM rate (read + written), GB/s
+  // Host time to post one operation beyond an NCCL post (host.communication_call_us): publishing
+  // and looking up the members' buffers through the store. Interpreted runs only; a CUDA-graph
+  // replay does not repeat it.
+  double hostCallUs = 0;
   bool operator==(const CopyEngineModel&) const = default;
 };
 

@@ -158,14 +158,20 @@ std::string shortCommunicatorName(const std::string& key) {
 
 }  // namespace
 
-double hostCost(const Stmt& s, const HostCosts& h) {
+double hostCost(const Stmt& s, const Machine& mc, bool copyEngines) {
+  const HostCosts& h = mc.host;
+  // A copy-engine post also publishes and looks up buffers through the store (per communication;
+  // inside a coalescing group the executor does it once at its end, charged here per transfer).
+  auto onEngines = [&](CommBackend b) { return copyEngines || b == CommBackend::kCuda; };
   switch (s.kind()) {
     case StmtKind::kHostOp:
       return h.atenOpUs;
     case StmtKind::kPostOnStream:
       return h.kernelLaunchUs;
     case StmtKind::kCommunication:
+      return h.communicationCallUs + (onEngines(s.as<Communication>()->backend) ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kP2PCommunication:
+      return h.communicationCallUs + (onEngines(s.as<P2PCommunication>()->backend) ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kEndCoalescing:
       return h.communicationCallUs;
     case StmtKind::kGetCurrentStream:
@@ -213,7 +219,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       size_t rank = static_cast<size_t>(g.ranks[r]);
       h[0] = o.rankStartUs && rank < o.rankStartUs->size() ? (*o.rankStartUs)[rank] : 0;
       for (size_t k = 0; k < stmts.size(); ++k)
-        h[k + 1] = h[k] + (o.graphReplay ? 0 : hostCost(*stmts[k], mc.host));
+        h[k + 1] = h[k] + (o.graphReplay ? 0 : hostCost(*stmts[k], mc, o.copyEngines));
       s.hostEnd[r] = h.back();
     }
   }

@@ -85,6 +85,6 @@ struct SimGraphOptions {
 SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGraphOptions& o);
 
 // Host time one instruction costs.
-double hostCost(const Stmt& s, const HostCosts& h);
+double hostCost(const Stmt& s, const Machine& mc, bool copyEngines = false);
 
 }  // namespace braid::sim

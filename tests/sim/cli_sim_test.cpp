@@ -49,6 +49,18 @@ TEST(SimCli, GraphPredictsAReplayWithoutHostIssue) {
   EXPECT_LT(g["makespan_us"].get<double>(), i["makespan_us"].get<double>());
 }
 
+// Interpreted, each copy-engine communication also costs its store rendezvous on the host
+// (copy_engines.host_call_us): the same program's host time grows by that much per communication
+// over NCCL's; a replayed graph spends none on either.
+TEST(SimCli, CopyEnginePostsCostTheirRendezvousOnTheHost) {
+  const std::string cmd = "sim matmul_rs --machine h200 --devices 2 --streams 4 --m 4096 --json";
+  json nccl = json::parse(runBraid(cmd).out), cuda = json::parse(runBraid(cmd + " --comm-backend cuda").out);
+  double extra = cuda["ranks"][0]["host_us"].get<double>() - nccl["ranks"][0]["host_us"].get<double>();
+  EXPECT_NEAR(extra, 4 * sim::loadMachine("h200").copyEngines.hostCallUs, 1e-6);  // four reduce-scatters
+  json graph = json::parse(runBraid(cmd + " --comm-backend cuda --graph").out);
+  EXPECT_EQ(graph["ranks"][0]["host_us"].get<double>(), 0);
+}
+
 // --comm-backend cuda: communications on the copy engines hold no SMs and are not slowed by the
 // GEMMs beside them, so on the h200 preset (which slows NCCL kernels beside compute) the p2p
 // pipeline predicts faster; the copy engines do not cross hosts, which sim refuses by name.

@@ -123,12 +123,14 @@ TEST(SimMachine, CopyEnginesSectionIsOptionalAndRoundTrips) {
   EXPECT_DOUBLE_EQ(d.copyEngines.bandwidthGBps, 0.82 * d.nvlink.bandwidthGBps);
   EXPECT_DOUBLE_EQ(d.copyEngines.latencyUs, 28);
   EXPECT_DOUBLE_EQ(d.copyEngines.reduceGBps, 0.75 * d.gpu.hbmGBps);
+  EXPECT_DOUBLE_EQ(d.copyEngines.hostCallUs, 180);
   EXPECT_EQ(d.copyEngines, sim::defaultCopyEngines(d));
   j["copy_engines"] = {{"bandwidth_gbps", 250}, {"latency_us", 12}, {"reduce_gbps", 2000}};
   sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
   EXPECT_DOUBLE_EQ(m.copyEngines.bandwidthGBps, 250);
   EXPECT_DOUBLE_EQ(m.copyEngines.latencyUs, 12);
   EXPECT_DOUBLE_EQ(m.copyEngines.reduceGBps, 2000);
+  EXPECT_DOUBLE_EQ(m.copyEngines.hostCallUs, 180);  // not given: the default
   EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "back.json"), m);
   j["copy_engines"]["bandwidth_gbps"] = 0;
   EXPECT_NE(errorFor(j).find("m.json: copy_engines.bandwidth_gbps"), std::string::npos) << errorFor(j);
