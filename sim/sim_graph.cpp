@@ -158,10 +158,11 @@ std::string shortCommunicatorName(const std::string& key) {
 
 }  // namespace
 
-double hostCost(const Stmt& s, const Machine& mc, bool copyEngines) {
+double hostCost(const Stmt& s, const Machine& mc, bool copyEngines, bool inGroup, bool groupOnEngines) {
   const HostCosts& h = mc.host;
-  // A copy-engine post also publishes and looks up buffers through the store (per communication;
-  // inside a coalescing group the executor does it once at its end, charged here per transfer).
+  // A copy-engine post also publishes and looks up buffers through the store: once per
+  // communication, and once per coalescing group at its end (the executor's runGroup), not per
+  // transfer inside it.
   auto onEngines = [&](CommBackend b) { return copyEngines || b == CommBackend::kCuda; };
   switch (s.kind()) {
     case StmtKind::kHostOp:
@@ -171,9 +172,10 @@ double hostCost(const Stmt& s, const Machine& mc, bool copyEngines) {
     case StmtKind::kCommunication:
       return h.communicationCallUs + (onEngines(s.as<Communication>()->backend) ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kP2PCommunication:
-      return h.communicationCallUs + (onEngines(s.as<P2PCommunication>()->backend) ? mc.copyEngines.hostCallUs : 0);
+      return h.communicationCallUs +
+             (!inGroup && onEngines(s.as<P2PCommunication>()->backend) ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kEndCoalescing:
-      return h.communicationCallUs;
+      return h.communicationCallUs + (groupOnEngines ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kGetCurrentStream:
     case StmtKind::kSetCurrentStream:
     case StmtKind::kSynchronize:
@@ -218,8 +220,15 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       h.resize(stmts.size() + 1);
       size_t rank = static_cast<size_t>(g.ranks[r]);
       h[0] = o.rankStartUs && rank < o.rankStartUs->size() ? (*o.rankStartUs)[rank] : 0;
-      for (size_t k = 0; k < stmts.size(); ++k)
-        h[k + 1] = h[k] + (o.graphReplay ? 0 : hostCost(*stmts[k], mc, o.copyEngines));
+      bool inGroup = false, groupOnEngines = false;  // inside StartCoalescing .. EndCoalescing
+      for (size_t k = 0; k < stmts.size(); ++k) {
+        const Stmt& st = *stmts[k];
+        if (st.kind() == StmtKind::kStartCoalescing) inGroup = true, groupOnEngines = false;
+        if (inGroup && st.kind() == StmtKind::kP2PCommunication)
+          groupOnEngines |= o.copyEngines || st.as<P2PCommunication>()->backend == CommBackend::kCuda;
+        h[k + 1] = h[k] + (o.graphReplay ? 0 : hostCost(st, mc, o.copyEngines, inGroup, groupOnEngines));
+        if (st.kind() == StmtKind::kEndCoalescing) inGroup = false;
+      }
       s.hostEnd[r] = h.back();
     }
   }

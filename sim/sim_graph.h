@@ -84,7 +84,9 @@ struct SimGraphOptions {
 // Builds the schedule input. Costs come from `mc`; nodes spanned by a team from its topology.
 SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGraphOptions& o);
 
-// Host time one instruction costs.
-double hostCost(const Stmt& s, const Machine& mc, bool copyEngines = false);
+// Host time one instruction costs. `inGroup`: between StartCoalescing and EndCoalescing;
+// `groupOnEngines`: that group has a copy-engine transfer (its EndCoalescing pays the rendezvous).
+double hostCost(const Stmt& s, const Machine& mc, bool copyEngines = false, bool inGroup = false,
+                bool groupOnEngines = false);
 
 }  // namespace braid::sim

@@ -59,6 +59,12 @@ TEST(SimCli, CopyEnginePostsCostTheirRendezvousOnTheHost) {
   EXPECT_NEAR(extra, 4 * sim::loadMachine("h200").copyEngines.hostCallUs, 1e-6);  // four reduce-scatters
   json graph = json::parse(runBraid(cmd + " --comm-backend cuda --graph").out);
   EXPECT_EQ(graph["ranks"][0]["host_us"].get<double>(), 0);
+  // A coalescing group pays it once at its end, not per transfer: the p2p pipeline on two ranks
+  // in two chunks runs one group (a receive and a send; the other chunk is the own shard).
+  const std::string p2p = "sim ag_matmul --machine h200 --devices 2 --streams 2 --pipeline p2p --m 4096 --json";
+  json p2pNccl = json::parse(runBraid(p2p).out), p2pCuda = json::parse(runBraid(p2p + " --comm-backend cuda").out);
+  EXPECT_NEAR(p2pCuda["ranks"][0]["host_us"].get<double>() - p2pNccl["ranks"][0]["host_us"].get<double>(),
+              sim::loadMachine("h200").copyEngines.hostCallUs, 1e-6);
 }
 
 // --comm-backend cuda: communications on the copy engines hold no SMs and are not slowed by the
