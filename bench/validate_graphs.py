@@ -11,8 +11,9 @@ folders (one folder per launch set; a log is `run_<shape>_<variant>_<rep>.log`),
 point's measured time as the median over its launches of the slower rank's median, simulates the
 same program with `braid sim --graph` (no host issue: the whole program is submitted at once), and
 prints predicted vs measured, the error, the spread between launches, the median and max error
-(all points, and those whose spread is under 3%) and whether the simulator picks the measured
-best configuration of each shape. With --interpreted it also simulates the interpreted run (host
+(all points, and those whose spread is under 3%), the signed median error per class (transport x
+serial / chunked / scheduled: a biased class points at the part of the model that is off) and
+whether the simulator picks the measured best configuration of each shape. With --interpreted it also simulates the interpreted run (host
 issue per instruction) beside it, to show what host issue changes.
 
 Usage:
@@ -106,6 +107,19 @@ def simulate(braid, machine, dtype, argv, graph):
     return json.loads(r.stdout)["makespan_us"], ""
 
 
+def point_class(program):
+    """(transport, kind) of a point's program label: where in the model an error comes from.
+    kind: serial (one chunk, no schedule), scheduled (pool, deferred waits or prefetch), or chunked."""
+    transport = "copy engines" if "copy engines" in program else "NCCL"
+    if "deferred waits" in program or "prefetch" in program or ", P=" in program:
+        kind = "scheduled"
+    elif "S=1," in program:
+        kind = "serial"
+    else:
+        kind = "chunked"
+    return transport, kind
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dirs", nargs="+", help="folders of run_*.log, one per launch set")
@@ -160,6 +174,13 @@ def main():
     print()
     summary(ok, "all points")
     summary([r for r in ok if r["spread_pct"] < 3 and r["launches"] > 1], "points with spread < 3% (2+ launches)")
+    # Signed error by class: a model part that is off shows as a bias in one class.
+    by_class = {}
+    for r in ok:
+        by_class.setdefault(point_class(r["program"]), []).append(r["error_pct"])
+    for (transport, kind), errs in sorted(by_class.items()):
+        print(f"{transport}, {kind}: n={len(errs)} signed median {statistics.median(errs):+.1f}%, "
+              f"median |error| {statistics.median([abs(e) for e in errs]):.1f}%")
     agree = 0
     shapes = sorted({r["shape"] for r in ok})
     for s in shapes:

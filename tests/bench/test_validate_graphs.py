@@ -54,6 +54,16 @@ class Labels(unittest.TestCase):
         self.assertEqual(flags[("agS", cuda)][-2:], ["--comm-backend", "cuda"])
         self.assertEqual(flags[("rsS", override)][-2:], ["--comm-backend", "cuda"])
 
+    def test_points_fall_into_classes(self):
+        self.assertEqual(vg.point_class("matmul_rs (D=2, S=1, m=8, k=8, n=8, protocol A, modulo, collective)"),
+                         ("NCCL", "serial"))
+        self.assertEqual(vg.point_class("matmul_rs (D=2, S=4, m=8, k=8, n=8, protocol A, modulo, collective, copy engines)"),
+                         ("copy engines", "chunked"))
+        self.assertEqual(vg.point_class("matmul_rs (D=2, S=4, P=1, m=8, k=8, n=8, protocol A, modulo, collective, "
+                                        "deferred waits, prefetch)"), ("NCCL", "scheduled"))
+        self.assertEqual(vg.point_class("ag_matmul (D=2, S=1, m=8, k=8, n=8, protocol A, modulo, p2p, prefetch, "
+                                        "copy engines)"), ("copy engines", "scheduled"))
+
     @unittest.skipUnless(os.environ.get("BRAID"), "BRAID names the built braid binary")
     def test_simulates_both_transports(self):
         with tempfile.TemporaryDirectory() as d:
@@ -66,6 +76,7 @@ class Labels(unittest.TestCase):
         text = out.getvalue()
         self.assertIn("copy engines) | 205 |", text)
         self.assertIn("all points: n=2", text)
+        self.assertIn("copy engines, chunked: n=1 signed median", text)
         self.assertNotIn("failed", text)
 
 
