@@ -27,13 +27,11 @@ int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 
 
 double KernelCost::totalUs() const { return std::max({computeUs, memoryUs, minUs}); }
 
-// The machine's measured GEMM of this shape (k from the flops), if it has one.
+// The machine's measured GEMM of this batch, m, n and dtype with these flops (so this k), if any.
 static const MeasuredGemm* measuredGemm(const Machine& mc, double flops, DataType dtype, int64_t batch, int64_t m, int64_t n) {
-  if (mc.gpu.measuredGemms.empty()) return nullptr;
-  const double k = flops / (2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n));
   for (const MeasuredGemm& g : mc.gpu.measuredGemms) {
     const GemmShape& s = g.shape;
-    if (s.m == m && s.n == n && s.batch == batch && s.dtype == dtype && std::abs(static_cast<double>(s.k) - k) < 0.5)
+    if (s.m == m && s.n == n && s.batch == batch && s.dtype == dtype && std::abs(s.flops() - flops) <= 1e-9 * flops)
       return &g;
   }
   return nullptr;

@@ -22,6 +22,12 @@ DataType dtypeOf(const sem::Event& e) {
   return e.dtype;
 }
 
+// A communication runs on the copy engines when its statement says backend=CUDA or the whole
+// simulation puts every communication there (SimGraphOptions::copyEngines).
+bool onCopyEngines(CommBackend backend, bool allOnCopyEngines) {
+  return allOnCopyEngines || backend == CommBackend::kCuda;
+}
+
 KernelCost kernelCost(const sem::Event& e, const Machine& mc) {
   double bytes = static_cast<double>(e.bytesRead + e.bytesWritten);
   if (e.kind == sem::EventKind::kCopy || e.kind == sem::EventKind::kMemset) return copyCost(mc, bytes);
@@ -163,17 +169,16 @@ double hostCost(const Stmt& s, const Machine& mc, bool copyEngines, bool inGroup
   // A copy-engine post also publishes and looks up buffers through the store: once per
   // communication, and once per coalescing group at its end (the executor's runGroup), not per
   // transfer inside it.
-  auto onEngines = [&](CommBackend b) { return copyEngines || b == CommBackend::kCuda; };
   switch (s.kind()) {
     case StmtKind::kHostOp:
       return h.atenOpUs;
     case StmtKind::kPostOnStream:
       return h.kernelLaunchUs;
     case StmtKind::kCommunication:
-      return h.communicationCallUs + (onEngines(s.as<Communication>()->backend) ? mc.copyEngines.hostCallUs : 0);
+      return h.communicationCallUs + (onCopyEngines(s.as<Communication>()->backend, copyEngines) ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kP2PCommunication:
       return h.communicationCallUs +
-             (!inGroup && onEngines(s.as<P2PCommunication>()->backend) ? mc.copyEngines.hostCallUs : 0);
+             (!inGroup && onCopyEngines(s.as<P2PCommunication>()->backend, copyEngines) ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kEndCoalescing:
       return h.communicationCallUs + (groupOnEngines ? mc.copyEngines.hostCallUs : 0);
     case StmtKind::kGetCurrentStream:
@@ -225,7 +230,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
         const Stmt& st = *stmts[k];
         if (st.kind() == StmtKind::kStartCoalescing) inGroup = true, groupOnEngines = false;
         if (inGroup && st.kind() == StmtKind::kP2PCommunication)
-          groupOnEngines |= o.copyEngines || st.as<P2PCommunication>()->backend == CommBackend::kCuda;
+          groupOnEngines |= onCopyEngines(st.as<P2PCommunication>()->backend, o.copyEngines);
         h[k + 1] = h[k] + (o.graphReplay ? 0 : hostCost(st, mc, o.copyEngines, inGroup, groupOnEngines));
         if (st.kind() == StmtKind::kEndCoalescing) inGroup = false;
       }
@@ -302,7 +307,6 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
 
   // Rendezvous: collectives by their group; coalesced P2P groups joined through their pairs.
   const int64_t ncclSms = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
-  auto onCopyEngines = [&](CommBackend b) { return o.copyEngines || b == CommBackend::kCuda; };
   std::unordered_map<const Communication*, int64_t> nodes_of;  // a statement's team spans these nodes
   for (const sem::CollectiveGroup& grp : g.groups) {
     if (grp.p2p || grp.members.empty()) continue;
@@ -312,7 +316,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     const std::vector<int64_t>& team = first.comm->team;
     auto [nodes, fresh] = nodes_of.try_emplace(first.comm, 0);
     if (fresh) nodes->second = nodesSpanned(team, mc);
-    r.copyEngines = onCopyEngines(first.comm->backend);
+    r.copyEngines = onCopyEngines(first.comm->backend, o.copyEngines);
     if (r.copyEngines && nodes->second > 1) throw crossHostCopy(g, grp.members.front(), nodes->second);
     r.cost = r.copyEngines ? copyEngineCollectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()),
                                                       collectiveBytes(first))
@@ -338,7 +342,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
     if (unpaired.count(e)) continue;  // never completes: the engine reports who waits for it
     auto [it, inserted] = set_of_root.try_emplace(uf.find(e), static_cast<int32_t>(s.rendezvousSets.size()));
     const sem::Event& ev = g.events[static_cast<size_t>(e)];
-    const bool ce = !ev.p2p.empty() && onCopyEngines(ev.p2p.front().backend);
+    const bool ce = !ev.p2p.empty() && onCopyEngines(ev.p2p.front().backend, o.copyEngines);
     if (ce)
       for (const sem::P2POp& op : ev.p2p)
         if (mc.nodeOf(ev.rank) != mc.nodeOf(op.peer)) throw crossHostCopy(g, e, 2);

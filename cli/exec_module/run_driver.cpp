@@ -18,7 +18,6 @@
 
 #include "cli/exec_module/rank_support.h"
 #include "cli/exec_module/run_driver.h"
-#include "exec/backend_router.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/device.h"
