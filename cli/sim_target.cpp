@@ -123,6 +123,11 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   o.graphReplay = a.graph;
   o.recordSmCounters = !a.trace.empty();
   if (parsed) {
+    refuseLoweringFlags(f, a.target, {"streams", "pool", "comm-backend"});
+    if (!f.commBackend.empty() && f.commBackend != "nccl" && f.commBackend != "cuda")
+      throw Error("--comm-backend must be nccl or cuda, got '" + f.commBackend + "'");
+    // cuda: every communication of the file on the copy engines, whatever its backend= says.
+    o.copyEngines = f.commBackend == "cuda";
     out.program = parsed;
     o.semantics.numRanks = a.ranks;
     out.name = a.target;

@@ -65,7 +65,7 @@ int runValidate(ValidateArgs& a) {
   p.options.rankStartUs = skew;
   if (a.transport != "nccl" && a.transport != "cuda")
     throw Error("--transport: expected nccl or cuda, got \"" + a.transport + "\"");
-  p.options.copyEngines = a.transport == "cuda";
+  p.options.copyEngines = p.options.copyEngines || a.transport == "cuda";  // or the file's --comm-backend cuda
   sim::SimResult r = sim::simulate(*p.program, machine, p.options);
   if (r.engine.deadlocked) {
     std::cerr << "braid validate: the simulated program deadlocks: " << sim::describeDeadlock(r) << "\n";

@@ -60,7 +60,10 @@ WorkloadParams verifyDefaults() {
 
 HostProgram loadTarget(const VerifyArgs& a, int64_t* ranks, bool* workload) {
   *workload = false;
-  if (std::optional<HostProgram> file = readTargetFile(a.target)) return std::move(*file);
+  if (std::optional<HostProgram> file = readTargetFile(a.target)) {
+    refuseLoweringFlags(a.flags, a.target, {"streams", "pool"});
+    return std::move(*file);
+  }
   WorkloadParams base = verifyDefaults();
   if (*ranks > 0) base.devices = *ranks;
   Workload w = makeWorkload(a.target, applyWorkloadFlags(a.flags, base));

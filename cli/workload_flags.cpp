@@ -1,5 +1,7 @@
 #include "cli/workload_flags.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <filesystem>
 
@@ -68,7 +70,8 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
                  "(docs/LOWERING.md, pass forward-own-shard)");
   sub.add_option("--comm-backend", f.commBackend,
                  "transport of every communication the lowering creates: nccl (default) or cuda (the copy engines, "
-                 "backend=CUDA; docs/LOWERING.md, pass select-comm-backend)");
+                 "backend=CUDA; docs/LOWERING.md, pass select-comm-backend); sim and validate of a host IR file: cuda "
+                 "puts all its communications on the copy engines");
 }
 
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
@@ -122,6 +125,21 @@ WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
     else throw Error("--comm-backend must be nccl or cuda, got '" + f.commBackend + "'");
   }
   return p;
+}
+
+void refuseLoweringFlags(const WorkloadFlags& f, const std::string& file, const std::vector<std::string>& allowed) {
+  const std::vector<std::pair<std::string, bool>> given = {
+      {"devices", f.has(f.devices)}, {"streams", f.has(f.streams)},   {"pool", f.has(f.pool)},
+      {"m", f.has(f.m)},             {"k", f.has(f.k)},               {"n", f.has(f.n)},
+      {"tp", f.has(f.tp)},           {"dtype", !f.dtype.empty()},     {"protocol", !f.protocol.empty()},
+      {"indexing", !f.indexing.empty()}, {"pipeline", !f.pipeline.empty()}, {"own-shard", !f.ownShard.empty()},
+      {"comm-backend", !f.commBackend.empty()}, {"ring", f.ring},     {"no-dealloc", f.noDealloc},
+      {"defer-waits", f.deferWaits}, {"prefetch", f.prefetch}};
+  for (const auto& [name, set] : given)
+    if (set && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      throw Error("--" + name + " chooses how a workload is lowered; " + file +
+                  " is a host IR file, whose text already fixes it" +
+                  (name == "devices" ? " (--ranks gives the number of ranks of a file)" : ""));
 }
 
 Bindings parseBindings(const std::vector<std::string>& binds) {

@@ -39,6 +39,11 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& flags, const WorkloadParams&
 // indexing, pipeline, own-shard or comm-backend name, or a non-positive size.
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& flags, WorkloadParams base);
 
+// For a host IR file, whose text fixes what the lowering flags choose: throws Error naming the
+// first flag given that only a workload's lowering reads (sizes, dtype, protocol, pipeline, ...),
+// unless `allowed` lists it ("streams", "comm-backend", ...), so no flag is silently ignored.
+void refuseLoweringFlags(const WorkloadFlags& flags, const std::string& file, const std::vector<std::string>& allowed);
+
 // CLI11 validators: a rank count (1..kMaxRanks), a stream count (1..kMaxStreams), --bind syntax.
 CLI::Validator rankCount();
 CLI::Validator streamCount();

@@ -179,8 +179,15 @@ double hostCost(const Stmt& s, const Machine& mc, bool copyEngines, bool inGroup
     case StmtKind::kP2PCommunication:
       return h.communicationCallUs +
              (!inGroup && onCopyEngines(s.as<P2PCommunication>()->backend, copyEngines) ? mc.copyEngines.hostCallUs : 0);
+    case StmtKind::kCollectivePermute:  // a coalesced send + recv: one post, one rendezvous on the copy engines
+      return h.communicationCallUs +
+             (onCopyEngines(s.as<CollectivePermute>()->backend, copyEngines) ? mc.copyEngines.hostCallUs : 0);
+    case StmtKind::kShareMemHandles:  // IPC handles exchanged through the store: the copy engines' rendezvous
+      return h.communicationCallUs + mc.copyEngines.hostCallUs;
     case StmtKind::kEndCoalescing:
       return h.communicationCallUs + (groupOnEngines ? mc.copyEngines.hostCallUs : 0);
+    case StmtKind::kLaunchKernel:
+      return h.kernelLaunchUs;
     case StmtKind::kGetCurrentStream:
     case StmtKind::kSetCurrentStream:
     case StmtKind::kSynchronize:
@@ -192,9 +199,13 @@ double hostCost(const Stmt& s, const Machine& mc, bool copyEngines, bool inGroup
       return h.allocationUs;
     case StmtKind::kAliasSelect:
     case StmtKind::kShardByStream:
+    case StmtKind::kSymmetricContiguousView:
+    case StmtKind::kSelect:
+    case StmtKind::kSlice:
       return h.viewUs;
     case StmtKind::kForLoop:
     case StmtKind::kIfThenElse:
+    case StmtKind::kScalarAssign:
       return h.controlUs;
   }
   return 0;

@@ -67,6 +67,38 @@ TEST(SimCli, CopyEnginePostsCostTheirRendezvousOnTheHost) {
               sim::loadMachine("h200").copyEngines.hostCallUs, 1e-6);
 }
 
+// A CollectivePermute is a communication post like any other: interpreted, it costs the host a
+// communication call (and on the copy engines its store rendezvous), four per rank in this ring.
+TEST(SimCli, CollectivePermutePostsCostHostTime) {
+  const std::string cmd = "sim " + std::string(BRAID_SOURCE_DIR) +
+                          "/tests/verify/data/interop/collective_permute_ring.hir --machine h200 --json";
+  auto nccl = runBraid(cmd), cuda = runBraid(cmd + " --comm-backend cuda");
+  ASSERT_EQ(nccl.rc, 0) << nccl.err;
+  ASSERT_EQ(cuda.rc, 0) << cuda.err;
+  const sim::Machine h200 = sim::loadMachine("h200");
+  double host = json::parse(nccl.out)["ranks"][0]["host_us"].get<double>();
+  EXPECT_GE(host, 4 * h200.host.communicationCallUs);
+  EXPECT_NEAR(json::parse(cuda.out)["ranks"][0]["host_us"].get<double>() - host, 4 * h200.copyEngines.hostCallUs, 1e-6);
+}
+
+// A host IR file fixes what the lowering flags choose: sim and verify refuse them by name rather
+// than ignore them; --streams / --pool (numberOfStreams) and sim's --comm-backend apply to files.
+TEST(SimCli, LoweringFlagsAreRefusedForAHostIrFile) {
+  const std::string file = std::string(BRAID_SOURCE_DIR) + "/tests/verify/data/interop/collective_permute_ring.hir";
+  auto sim = runBraid("sim " + file + " --machine h200 --protocol B");
+  EXPECT_NE(sim.rc, 0);
+  EXPECT_NE(sim.err.find("--protocol chooses how a workload is lowered; " + file + " is a host IR file"), std::string::npos)
+      << sim.err;
+  auto devices = runBraid("sim " + file + " --machine h200 --devices 4");
+  EXPECT_NE(devices.err.find("--ranks gives the number of ranks of a file"), std::string::npos) << devices.err;
+  auto verify = runBraid("verify " + file + " --m 8");
+  EXPECT_NE(verify.rc, 0);
+  EXPECT_NE(verify.err.find("--m chooses how a workload is lowered"), std::string::npos) << verify.err;
+  EXPECT_EQ(runBraid("sim " + file + " --machine h200 --streams 4 --comm-backend nccl").rc, 0);
+  auto bad = runBraid("sim " + file + " --machine h200 --comm-backend ucc");
+  EXPECT_NE(bad.err.find("--comm-backend must be nccl or cuda"), std::string::npos) << bad.err;
+}
+
 // --comm-backend cuda: communications on the copy engines hold no SMs and are not slowed by the
 // GEMMs beside them, so on the h200 preset (which slows NCCL kernels beside compute) the p2p
 // pipeline predicts faster; the copy engines do not cross hosts, which sim refuses by name.
