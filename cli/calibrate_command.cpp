@@ -131,6 +131,11 @@ BRAID_REGISTER_COMMAND(Command{
       only.push_back(sub.add_option("--gemm-shapes", m.gemmShapes,
                                     "GEMMs to measure besides the plan's, MxNxK comma-separated (a workload's per-rank "
                                     "GEMMs; the fitted machine times these shapes as measured)"));
+      only.push_back(sub.add_option("--comm-priority", m.commPriority,
+                                    "normal (default) or high: create the communicators' streams at the device's "
+                                    "greatest priority, as `braid run --comm-priority high` does (the overlap "
+                                    "measurements record it)")
+                         ->check(CLI::IsMember({"normal", "high"})));
       only.push_back(sub.add_option("--timeout", m.timeoutSec, "seconds before the whole measurement is stopped (default 900)")
                          ->check(CLI::Range(0.001, 1e6)));
       return [a] { return runCalibrate(*a); };

@@ -23,6 +23,7 @@ struct MeasureConfig {
   double maxGemmFlops = 0;       // 0: 4e12 on cuda, 1e9 on cpu
   std::string gemmShapes;        // extra GEMM shapes, "MxNxK,..." ("": none)
   double timeoutSec = 900;       // the whole run, every rank
+  std::string commPriority = "normal";  // the communicators' streams: normal or high (greatest) priority
 };
 
 }  // namespace braid::cli

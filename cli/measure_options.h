@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cli/measure_config.h"
+#include "ir/error.h"
 #include "sim/measure_plan.h"
 
 namespace braid::cli {
@@ -27,6 +28,10 @@ inline sim::MeasurePlanOptions measurePlanOptions(const MeasureConfig& c, int64_
   o.ranksPerNode = std::max<int64_t>(1, std::min(world, ranksPerNode));
   o.streams = cuda;
   o.copyEngines = cuda && world >= 2 && o.ranksPerNode >= world;  // CUDA IPC stays on one host
+  if (c.commPriority != "normal" && c.commPriority != "high")
+    throw Error("--comm-priority must be normal or high, got '" + c.commPriority + "'");
+  if (c.commPriority == "high" && !cuda) throw Error("--comm-priority high needs --backend cuda (stream priorities)");
+  o.commHighPriority = c.commPriority == "high";
   sim::checkMeasurePlanOptions(o);
   return o;
 }

@@ -54,6 +54,7 @@ struct BenchP2P {
 struct BenchOverlap {
   BenchGemm gemm;
   BenchCollective collective;
+  bool copyEngines = false;  // the collective on the copy engines (the router's backend=CUDA), else NCCL
 };
 
 struct MicrobenchPlan {

@@ -76,7 +76,9 @@ static const char* hostCostField(HostCall c) {
 double hostCostUs(const Machine& mc, HostCall c) { return hostCostRef(const_cast<Machine&>(mc), c); }
 
 std::pair<double, double> overlapFactors(const Machine& mc, const OverlapMeasurement& v) {
-  OverlapPrediction p = simulateOverlap(mc, v.gemm, v.collective);
+  // The model has no stream-priority term: on two H200s the overlaps measured the same at both
+  // priorities (CALIBRATION.md), so commHighPriority is recorded, not simulated.
+  OverlapPrediction p = simulateOverlap(mc, v.gemm, v.collective, v.copyEngines);
   return {p.gemmBesideUs / std::max(p.gemmAloneUs, 1e-9), p.commBesideUs / std::max(p.commAloneUs, 1e-9)};
 }
 
@@ -89,7 +91,8 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
   for (auto& h : m.host) h.us = hostCostUs(mc, h.call);
   for (auto& v : m.overlaps) {
     v.gemmAloneUs = predictGemmUs(mc, v.gemm);
-    v.commAloneUs = predictCollectiveUs(mc, v.collective);
+    v.commAloneUs = v.copyEngines ? copyEngineCollectiveCost(mc, v.collective.kind, v.collective.team, v.collective.bytes).us
+                                  : predictCollectiveUs(mc, v.collective);
     auto [gf, cf] = overlapFactors(mc, v);
     v.gemmBesideUs = v.gemmAloneUs * gf;
     v.commBesideUs = v.commAloneUs * cf;
@@ -125,8 +128,9 @@ static std::vector<std::string> labels(const Measurements& m) {
     out.push_back("p2p " + std::to_string(static_cast<int64_t>(p.bytes)) + " B" + (p.interNode ? " across nodes" : ""));
   for (const auto& h : m.host) out.push_back(std::string("host ") + hostCallName(h.call));
   for (const auto& v : m.overlaps) {
-    out.push_back(shapeStr(v.gemm) + " beside " + collectiveStr(v.collective));
-    out.push_back(collectiveStr(v.collective) + " beside " + shapeStr(v.gemm));
+    std::string coll = collectiveStr(v.collective) + (v.copyEngines ? " on the copy engines" : "");
+    out.push_back(shapeStr(v.gemm) + " beside " + coll);
+    out.push_back(coll + " beside " + shapeStr(v.gemm));
   }
   for (const auto& c : m.copyEngine)
     out.push_back(std::string(communicationTypeName(c.kind)) + " team " + std::to_string(c.team) + ", " +
@@ -330,6 +334,16 @@ static std::vector<Knob> knobsFor(const Machine& base, const Measurements& m, st
   if (!m.overlaps.empty())
     k.push_back(refKnob("contention.comm_rate_under_compute",
                         [](Machine& mc) -> double& { return mc.contention.commRateUnderCompute; }, 0.01, 1.0));
+  if (std::any_of(m.overlaps.begin(), m.overlaps.end(), [](const OverlapMeasurement& v) { return v.copyEngines; })) {
+    // Fitted as the factor 1 + slowdown (>= 1), which has a logarithm where the slowdown is 0.
+    k.push_back(Knob{"contention.copy_engine_compute_slowdown (as 1 + it)",
+                     [](const Machine& mc) { return 1 + mc.contention.copyEngineComputeSlowdown; },
+                     [](Machine& mc, double v) { mc.contention.copyEngineComputeSlowdown = v - 1; }, 1.0, 4.0});
+    k.push_back(refKnob("contention.copy_engine_rate_under_compute",
+                        [](Machine& mc) -> double& { return mc.contention.copyEngineRateUnderCompute; }, 0.05, 1.0));
+  } else if (!m.overlaps.empty()) {
+    notes.push_back("no overlap measured on the copy engines: contention.copy_engine_* kept");
+  }
   return k;
 }
 
@@ -344,10 +358,13 @@ static constexpr double kPriorWeight = 1e-3;
 // The NCCL channel count and the SM-sharing rule that best explain how much GEMMs slow down
 // beside collectives (they decide how many SMs a GEMM keeps); the base's when nothing is better.
 static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std::string>& notes) {
-  if (m.overlaps.empty()) return;
+  std::vector<OverlapMeasurement> nccl;  // a collective on the copy engines holds no SMs
+  for (const auto& v : m.overlaps)
+    if (!v.copyEngines) nccl.push_back(v);
+  if (nccl.empty()) return;
   auto cost = [&](const Machine& c) {
     double s = 0;
-    for (const auto& v : m.overlaps) {
+    for (const auto& v : nccl) {
       auto [gf, cf] = overlapFactors(c, v);
       double e = (v.gemmAloneUs * gf - v.gemmBesideUs) / v.gemmBesideUs;
       double f = (v.commAloneUs * cf - v.commBesideUs) / v.commBesideUs;
@@ -377,7 +394,7 @@ static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std:
         }
       }
   std::ostringstream os;
-  os << "SM sharing from " << m.overlaps.size() << " overlap measurement(s): ";
+  os << "SM sharing from " << nccl.size() << " overlap measurement(s) on NCCL: ";
   if (!best.contention.smSharing)
     os << "off (GEMMs do not slow down beside collectives)";
   else

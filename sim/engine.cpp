@@ -281,6 +281,18 @@ class Engine {
         comm_sms += static_cast<double>(g_.rendezvousSets[static_cast<size_t>(r)].smsHeld);
     }
     double free_sms = std::max(1.0, allSms_ - comm_sms);
+    // A copy-engine transfer moving data on this GPU slows its kernels' compute
+    // (contention.copy_engine_compute_slowdown); two transfers share the engines' bandwidth, so
+    // their load is the same as one's.
+    double engines = 1;
+    if (c.copyEngineComputeSlowdown > 0)
+      for (int32_t r : G.comms) {
+        const Job& cj = commJobs_[static_cast<size_t>(r)];
+        if (g_.rendezvousSets[static_cast<size_t>(r)].copyEngines && !cj.kernelPhase && cj.blockedOn.empty()) {
+          engines = 1 + c.copyEngineComputeSlowdown;
+          break;
+        }
+      }
 
     // SMs: water-filling of the free SMs by demand (a GEMM cannot use more SMs than tiles).
     size_t nk = G.kernels.size();
@@ -311,7 +323,7 @@ class Engine {
     times_.resize(nk);
     for (size_t i = 0; i < nk; ++i) {
       const KernelCost& kc = g_.kernels[static_cast<size_t>(g_.kernel[static_cast<size_t>(G.kernels[i])])];
-      double tc = kc.computeUs * (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
+      double tc = engines * kc.computeUs * (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
       times_[i] = std::max({tc, kc.memoryUs, kc.minUs});
       hbm_demand += kc.bytes / times_[i];
     }
@@ -323,7 +335,7 @@ class Engine {
       const KernelCost& kc = g_.kernels[static_cast<size_t>(k)];
       double t = times_[i];
       if (hbm_factor > 1) {
-        double tc = kc.computeUs * (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
+        double tc = engines * kc.computeUs * (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
         t = std::max({tc, kc.memoryUs * hbm_factor, kc.minUs});
       }
       Job& j = kernelJobs_[static_cast<size_t>(k)];
@@ -359,9 +371,10 @@ class Engine {
     if (!j.blockedOn.empty()) return 0;  // queued behind a kernel's CTAs on some member GPU
     const Rendezvous& rv = g_.rendezvousSets[static_cast<size_t>(r)];
     double rate = 1.0 / std::max(rv.cost.us, 1e-9);
-    // A kernel beside an NCCL kernel slows it; on the copy engines only the local sum of a
-    // reduction is a kernel (its last kernelUs), and only then does it slow.
-    if (j.membersWithCompute > 0 && (!rv.copyEngines || j.kernelPhase)) rate *= c.commRateUnderCompute;
+    // A kernel beside an NCCL kernel slows it; on the copy engines the local sum of a reduction
+    // is a kernel (its last kernelUs) and slows the same way, the transfers by their own factor.
+    if (j.membersWithCompute > 0)
+      rate *= !rv.copyEngines || j.kernelPhase ? c.commRateUnderCompute : c.copyEngineRateUnderCompute;
     if (c.linkSharing) {
       int most = 1;
       for (int k = kMaxShare; k > 1; --k)
@@ -409,6 +422,16 @@ class Engine {
     blockBehindDispatch(j, rv);
     j.rate = -1;  // force the new rate (and its completion event)
     setRate(j, commRate(r), kCommDone, r);
+    if (mc_.contention.copyEngineComputeSlowdown > 0)  // its transfers no longer load the members' GPUs
+      for (int32_t gpu : memberGpus(rv)) reflow(gpu);
+  }
+
+  std::vector<int32_t> memberGpus(const Rendezvous& rv) const {
+    std::vector<int32_t> out;
+    for (int32_t m : rv.members) out.push_back(g_.gpu[static_cast<size_t>(m)]);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 
   // The number of communications running on `gpu` goes from `from` to `to`: every one of them

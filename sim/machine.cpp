@@ -313,6 +313,10 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.contention.linkSharing = c.boolean("link_sharing");
     m.contention.commRateUnderCompute = c.fraction("comm_rate_under_compute");
     if (c.has("comm_waits_for_dispatch")) m.contention.commWaitsForDispatch = c.boolean("comm_waits_for_dispatch");
+    if (c.has("copy_engine_compute_slowdown"))
+      m.contention.copyEngineComputeSlowdown = c.nonNegative("copy_engine_compute_slowdown");
+    if (c.has("copy_engine_rate_under_compute"))
+      m.contention.copyEngineRateUnderCompute = c.fraction("copy_engine_rate_under_compute");
     c.done();
   }
   root.done();
@@ -397,7 +401,9 @@ std::string machineToJson(const Machine& m) {
                      {"hbm_sharing", m.contention.hbmSharing},
                      {"link_sharing", m.contention.linkSharing},
                      {"comm_rate_under_compute", m.contention.commRateUnderCompute},
-                     {"comm_waits_for_dispatch", m.contention.commWaitsForDispatch}};
+                     {"comm_waits_for_dispatch", m.contention.commWaitsForDispatch},
+                     {"copy_engine_compute_slowdown", m.contention.copyEngineComputeSlowdown},
+                     {"copy_engine_rate_under_compute", m.contention.copyEngineRateUnderCompute}};
   return j.dump(1);
 }
 

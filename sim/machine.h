@@ -165,6 +165,13 @@ struct ContentionModel {
   // above (measured on two H100s: two GEMMs on two streams run side by side, an NCCL kernel
   // launched behind a multi-wave GEMM waits for it).
   bool commWaitsForDispatch = false;
+  // The copy engines beside kernels: they hold no SMs, but their transfers load the HBM and L2
+  // that both GPUs' kernels use. While a copy-engine transfer moves data on a GPU, a kernel's
+  // compute there takes (1 + copyEngineComputeSlowdown) times as long; while a kernel runs beside
+  // it, a transfer moves at copyEngineRateUnderCompute of its speed. (A copy-engine reduction's
+  // local sum is a kernel, slowed as NCCL's are, by commRateUnderCompute.)
+  double copyEngineComputeSlowdown = 0;
+  double copyEngineRateUnderCompute = 1.0;
   bool operator==(const ContentionModel&) const = default;
 };
 

@@ -114,8 +114,8 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o) {
     if (std::find_if(std::begin(kMeasureParts), std::end(kMeasureParts), [&](const char* k) { return p == k; }) ==
         std::end(kMeasureParts))
       throw Error("--only: unknown part '" + p + "'");
-  if (!o.extraGemms.empty() && std::find(o.parts.begin(), o.parts.end(), "gemm") == o.parts.end())
-    throw Error("--gemm-shapes needs the gemm part (--only leaves it out)");
+  if (!o.extraGemms.empty() && !has(o, "gemm") && !has(o, "overlap"))
+    throw Error("--gemm-shapes needs the gemm or overlap part (--only leaves both out)");
 }
 
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) {
@@ -175,25 +175,42 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
   if (has(o, "host"))
     for (HostCall c : kHostCalls) m.host.push_back({c, 0});
   if (has(o, "overlap") && o.world >= 2 && o.streams) {
-    // A GEMM long enough to cover the collective, beside the collectives tensor parallelism
-    // posts most. The message is 64 MiB, or the largest allowed.
-    double bytes = std::floor(std::min(64.0 * 1024 * 1024, o.maxBytes) / (4.0 * static_cast<double>(o.world))) * 4.0 *
-                   static_cast<double>(o.world);
+    // GEMMs long enough to cover the collective beside the collectives tensor parallelism posts,
+    // on NCCL and (when the ranks can) on the copy engines; and the GEMMs asked for by shape
+    // (--gemm-shapes: a workload's own) beside the same collectives, since how much a GEMM slows
+    // depends on its shape. The message is 64 MiB on NCCL; 256 MiB on the copy engines, whose
+    // posts each spend ~200 us of host time in the store (a large transfer keeps the engines busy
+    // longer than that, so the collectives still run back to back); or the largest allowed.
+    auto messageBytes = [&](double want) {
+      double per = 4.0 * static_cast<double>(o.world);
+      return std::floor(std::min(want, o.maxBytes) / per) * per;
+    };
     std::vector<GemmShape> gemms = {{8192, 8192, 4096, 1, DataType::kBFloat16}};
     if (!o.quick) gemms.push_back({4096, 4096, 4096, 1, DataType::kBFloat16});
+    for (const auto& [mm, nn, kk] : o.extraGemms) {
+      GemmShape g{mm, nn, kk, 1, o.dtypes.front()};
+      if (std::find(gemms.begin(), gemms.end(), g) == gemms.end()) gemms.push_back(g);
+    }
     std::vector<CommunicationType> kinds = {CommunicationType::kAllreduce};
-    if (!o.quick) kinds.push_back(CommunicationType::kAllgather);
-    if (bytes >= 4.0 * static_cast<double>(o.world))
+    if (!o.quick) kinds.insert(kinds.end(), {CommunicationType::kAllgather, CommunicationType::kReduceScatter});
+    std::vector<bool> transports = {false};
+    if (o.copyEngines) transports.push_back(true);
+    for (bool engines : transports) {
+      double bytes = messageBytes((engines ? 256.0 : 64.0) * 1024 * 1024);
+      if (bytes < 4.0 * static_cast<double>(o.world)) continue;
       for (const auto& g : gemms)
         for (CommunicationType k : kinds) {
           OverlapMeasurement ov;
           ov.gemm = g;
+          ov.copyEngines = engines;
+          ov.commHighPriority = o.commHighPriority;
           ov.collective.kind = k;
           ov.collective.team = o.world;
           ov.collective.nodes = (o.world + o.ranksPerNode - 1) / o.ranksPerNode;
           ov.collective.bytes = bytes;
           m.overlaps.push_back(ov);
         }
+    }
   }
   if (has(o, "copy_engine") && o.copyEngines && o.world >= 2)
     for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kReduceScatter,

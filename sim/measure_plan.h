@@ -24,13 +24,15 @@ struct MeasurePlanOptions {
   double minBytes = 64 * 1024.0;       // collectives and p2p, smallest message
   double maxBytes = 1024.0 * 1024 * 1024;  // collectives, p2p and copies, largest
   double maxGemmFlops = 4e12;          // GEMMs above this are left out
-  // GEMM shapes measured besides the plan's own (m, n, k; every dtype): a workload's per-rank
-  // GEMMs, which the calibrated machine then times as measured (gpu.measured_gemms).
+  // GEMM shapes measured besides the plan's own (m, n, k): a workload's per-rank GEMMs, which the
+  // calibrated machine then times as measured (gpu.measured_gemms), and whose slowdown beside
+  // collectives the overlap part measures.
   std::vector<std::array<int64_t, 3>> extraGemms;
   int64_t world = 1;                   // ranks taking part
   int64_t ranksPerNode = 1;            // ranks on one host (they are numbered node by node)
   bool streams = true;                 // the device has streams and a clock (overlap is measurable)
   bool copyEngines = false;            // the ranks can run the copy-engine transport (CUDA, one host)
+  bool commHighPriority = false;       // the communicators' streams run at the greatest priority (overlaps say so)
   std::vector<std::string> parts = {std::begin(kMeasureParts), std::end(kMeasureParts)};
 };
 
@@ -41,9 +43,12 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o);
 // in two aspect ratios and every dtype; copies at the memory-efficiency knots; every collective
 // but SendRecv at every power of two (quick: of four) from minBytes to maxBytes, for team sizes
 // 2, 4, 8, ... up to the world and the world itself; p2p at the same sizes within a node (and
-// across nodes when there are several); every host cost; overlap of a GEMM beside an Allreduce
-// and an Allgather of the whole world (world >= 2 and streams); with copyEngines, Allgather,
-// ReduceScatter and Allreduce of the whole world on the copy engines from 1 MiB (or minBytes) up.
+// across nodes when there are several); every host cost; overlap of two GEMMs (quick: one) and
+// every extraGemms shape beside an Allreduce, Allgather and ReduceScatter (quick: Allreduce) of
+// the whole world on NCCL, and with copyEngines on the copy engines too (world >= 2 and streams);
+// with copyEngines, Allgather, ReduceScatter and Allreduce of the whole world on the copy engines
+// from 1 MiB (or minBytes) up. extraGemms are measured alone in every dtype, beside collectives in
+// the first.
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
 
 // "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.

@@ -129,6 +129,16 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
       readCollective(c, v.collective);
       c.done();
     }
+    if (o.has("transport")) {
+      std::string t = o.str("transport");
+      if (t != "nccl" && t != "cuda") o.fail(o.at("transport"), "expected \"nccl\" or \"cuda\" (the copy engines)");
+      v.copyEngines = t == "cuda";
+    }
+    if (o.has("comm_priority")) {
+      std::string p = o.str("comm_priority");
+      if (p != "normal" && p != "high") o.fail(o.at("comm_priority"), "expected \"normal\" or \"high\"");
+      v.commHighPriority = p == "high";
+    }
     v.gemmAloneUs = o.positive("gemm_alone_us");
     v.gemmBesideUs = o.positive("gemm_beside_us");
     v.commAloneUs = o.positive("comm_alone_us");
@@ -197,6 +207,8 @@ std::string measurementsToJson(const Measurements& m) {
   for (const auto& v : m.overlaps)
     j["overlap"].push_back({{"gemm", gemmShapeJson(v.gemm)},
                             {"collective", collectiveJson(v.collective)},
+                            {"transport", v.copyEngines ? "cuda" : "nccl"},
+                            {"comm_priority", v.commHighPriority ? "high" : "normal"},
                             {"gemm_alone_us", v.gemmAloneUs},
                             {"gemm_beside_us", v.gemmBesideUs},
                             {"comm_alone_us", v.commAloneUs},

@@ -75,10 +75,12 @@ struct HostMeasurement {
 };
 
 // A GEMM and a collective timed alone and while both run on the same GPUs: how much each slows
-// the other (the contention model).
+// the other (the contention model), with the collective on NCCL or on the copy engines.
 struct OverlapMeasurement {
   GemmShape gemm;
   CollectiveMeasurement collective;  // its `us` is unused
+  bool copyEngines = false;          // the collective ran on the copy engines (transport "cuda"), else on NCCL
+  bool commHighPriority = false;     // the communicator's streams at the greatest priority (--comm-priority high)
   double gemmAloneUs = 0, gemmBesideUs = 0;
   double commAloneUs = 0, commBesideUs = 0;
 };

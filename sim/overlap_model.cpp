@@ -3,6 +3,7 @@
 #include "sim/overlap_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -40,22 +41,26 @@ void addEvent(SimGraph& g, NodeKind kind, int32_t gpu, int32_t stream, int32_t p
 
 }  // namespace
 
-OverlapPrediction simulateOverlap(const Machine& mc, const GemmShape& gemm, const CollectiveMeasurement& c) {
+OverlapPrediction simulateOverlap(const Machine& mc, const GemmShape& gemm, const CollectiveMeasurement& c,
+                                  bool copyEngines) {
   if (c.team < 1 || c.team > mc.topology.gpus())
     throw Error("overlap: a team of " + std::to_string(c.team) + " ranks does not fit the machine's " +
                 std::to_string(mc.topology.gpus()) + " GPUs");
   KernelCost kc = gemmCost(mc, gemm.flops(), gemm.bytes(), gemm.dtype, gemm.batch, gemm.m, gemm.n);
-  CommCost cc = collectiveCost(mc, c.kind, c.team, c.nodes, c.bytes);
+  if (copyEngines && c.nodes > 1) throw Error("overlap: the copy engines do not reach across nodes");
+  CommCost cc = copyEngines ? copyEngineCollectiveCost(mc, c.kind, c.team, c.bytes)
+                            : collectiveCost(mc, c.kind, c.team, c.nodes, c.bytes);
   // Calibration asks again for every constant it perturbs; most of them change neither cost nor
   // the contention model, so the schedule is kept per thread by everything it depends on.
-  using Key = std::tuple<double, double, double, double, int64_t, double, int64_t, int64_t, int64_t, int>;
+  using Key = std::tuple<double, double, double, double, int64_t, double, double, int64_t, int64_t, int64_t, int>;
   const ContentionModel& k = mc.contention;
-  Key key{kc.computeUs, kc.memoryUs, kc.minUs, kc.bytes, kc.tiles, cc.us, c.team, mc.gpu.sms,
-          mc.nccl.channels * mc.nccl.smsPerChannel,
+  Key key{kc.computeUs, kc.memoryUs, kc.minUs, kc.bytes, kc.tiles, cc.us, cc.kernelUs, c.team, mc.gpu.sms,
+          copyEngines ? 0 : mc.nccl.channels * mc.nccl.smsPerChannel,
           (k.smSharing ? 1 : 0) | (k.smSharingWaves ? 2 : 0) | (k.hbmSharing ? 4 : 0) | (k.linkSharing ? 8 : 0) |
-              (k.commWaitsForDispatch ? 16 : 0)};
-  thread_local std::map<std::pair<Key, double>, OverlapPrediction> cache;
-  auto full = std::make_pair(key, k.commRateUnderCompute + 1e3 * mc.gpu.hbmGBps);
+              (k.commWaitsForDispatch ? 16 : 0) | (copyEngines ? 32 : 0)};
+  thread_local std::map<std::pair<Key, std::array<double, 4>>, OverlapPrediction> cache;
+  auto full = std::make_pair(key, std::array<double, 4>{k.commRateUnderCompute, mc.gpu.hbmGBps,
+                                                        k.copyEngineComputeSlowdown, k.copyEngineRateUnderCompute});
   if (auto it = cache.find(full); it != cache.end()) return it->second;
   if (cache.size() > 4096) cache.clear();
   OverlapPrediction p;
@@ -71,7 +76,7 @@ OverlapPrediction simulateOverlap(const Machine& mc, const GemmShape& gemm, cons
   SimGraph g;
   g.numGpus = static_cast<int32_t>(c.team);
   g.predBegin.push_back(0);
-  int64_t held = mc.contention.smSharing ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
+  int64_t held = mc.contention.smSharing && !copyEngines ? mc.nccl.channels * mc.nccl.smsPerChannel : 0;
   std::vector<std::vector<int32_t>> commIds(static_cast<size_t>(colls)), gemmIds(static_cast<size_t>(c.team));
   for (int32_t gpu = 0; gpu < g.numGpus; ++gpu) {
     g.streams.push_back({gpu, TimelineStreamKind::kCommunicator, "comm"});
@@ -98,6 +103,7 @@ OverlapPrediction simulateOverlap(const Machine& mc, const GemmShape& gemm, cons
     r.members = commIds[static_cast<size_t>(i)];
     r.cost = cc;
     r.smsHeld = held;
+    r.copyEngines = copyEngines;
     for (int32_t m : r.members) g.rendezvous[static_cast<size_t>(m)] = static_cast<int32_t>(g.rendezvousSets.size());
     g.rendezvousSets.push_back(std::move(r));
   }

@@ -59,7 +59,7 @@ MicrobenchPlan toBench(const sim::Measurements& m, const MeasureConfig& c, int64
   // Ranks are numbered node by node: rank 1 shares rank 0's node, rank ranksPerNode does not.
   for (const auto& x : m.p2p) p.p2p.push_back({static_cast<int64_t>(x.bytes), x.interNode ? ranksPerNode : 1});
   p.host = !m.host.empty();
-  for (const auto& o : m.overlaps) p.overlaps.push_back({gemm(o.gemm), coll(o.collective)});
+  for (const auto& o : m.overlaps) p.overlaps.push_back({gemm(o.gemm), coll(o.collective), o.copyEngines});
   for (const auto& x : m.copyEngine) p.copyEngine.push_back({x.kind, x.team, static_cast<int64_t>(x.bytes)});
   return p;
 }
@@ -111,11 +111,14 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   const std::string machineName = cfg.machine.empty() ? presetForGpu(gpu) : cfg.machine;
   sim::Measurements plan = sim::planMeasurements(sim::loadMachine(machineName), measurePlanOptions(cfg, world, perNode));
   // With copy-engine measurements in the plan, NCCL and the copy engines behind one router.
+  const bool engines = !plan.copyEngine.empty() ||
+                       std::any_of(plan.overlaps.begin(), plan.overlaps.end(), [](const auto& o) { return o.copyEngines; });
   std::unique_ptr<Communicator> comm =
-      cuda && !plan.copyEngine.empty()
+      cuda && engines
           ? connectCudaTransports(env, {CommBackend::kNccl, CommBackend::kCuda}, std::nullopt,
                                   std::min(cfg.timeoutSec, 600.0), "braid-measure/")
           : connectRank(env, cuda, std::min(cfg.timeoutSec, 600.0), "braid-measure/");
+  comm->setHighPriorityStreams(cfg.commPriority == "high");  // before any team's streams exist
   if (rank == 0)
     std::cerr << "braid calibrate --measure: " << plan.size() << " measurements on " << world
               << (world == 1 ? " rank" : " ranks") << " [" << comm->backendName() << ", " << device->description()
@@ -134,6 +137,7 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   m.meta["communicator"] = comm->backendName();
   m.meta["ranks"] = std::to_string(world);
   m.meta["ranks_per_node"] = std::to_string(perNode);
+  m.meta["comm_priority"] = cfg.commPriority;
   m.meta["plan"] = machineName + (cfg.quick ? " quick" : "") + ", " + std::to_string(cfg.reps) + " runs";
   for (const auto& [k, v] : microbenchSoftware()) m.meta[k] = v;
   std::ofstream out(cfg.out);

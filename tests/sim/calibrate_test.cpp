@@ -46,7 +46,7 @@ Measurements shapes(double offset = 1.0) {
 
 // The machine the "measurements" come from: the h200 preset with many constants moved.
 Machine truth() {
-  Machine m = loadMachine("h200");
+  Machine m = loadMachine("h200-datasheet");
   for (auto& p : m.gpu.matmulEfficiency.points) p.second *= 0.9;
   for (auto& p : m.gpu.memoryEfficiency.points) p.second *= 0.95;
   for (auto& p : m.nccl.bandwidthEfficiency.points) p.second *= 0.85;
@@ -99,7 +99,7 @@ double constant(const CalibrationResult& r, const std::string& prefix) {
 
 TEST(Calibrate, RecoversTheConstantsOfExactMeasurements) {
   Machine t = truth();
-  Machine base = loadMachine("h200");
+  Machine base = loadMachine("h200-datasheet");
   CalibrationResult r = calibrate(base, predictMeasurements(t, shapes()));
   EXPECT_GT(r.medianBaseError(), 0.05);  // the base machine really is off
   EXPECT_LT(r.maxFittedError(), 0.01);
@@ -144,9 +144,38 @@ TEST(Calibrate, RecoversTheConstantsOfExactMeasurements) {
   EXPECT_EQ(machineFromJson(machineToJson(r.machine), "fitted.json"), r.machine);
 }
 
+// Overlaps on the copy engines pin their two contention constants: how much their transfers
+// slow a GEMM's compute, and how much a GEMM beside them slows the transfers.
+TEST(Calibrate, RecoversTheCopyEnginesContentionFromOverlaps) {
+  Machine t = loadMachine("h200-datasheet");
+  t.contention.copyEngineComputeSlowdown = 0.12;
+  t.contention.copyEngineRateUnderCompute = 0.85;
+  Measurements shaped;
+  shaped.gpu = "synthetic";
+  for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kReduceScatter,
+                              CommunicationType::kAllreduce})
+    for (double b : {16e6, 64e6, 256e6}) shaped.copyEngine.push_back({k, 2, b, 0});
+  for (int64_t s : {2048, 4096, 8192})
+    for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kReduceScatter,
+                                CommunicationType::kAllreduce}) {
+      OverlapMeasurement v;
+      v.gemm = {s, s, 4096, 1, DataType::kBFloat16};
+      v.collective = {k, 2, 1, 256e6, 0};
+      v.copyEngines = true;
+      shaped.overlaps.push_back(v);
+    }
+  Measurements m = predictMeasurements(t, shaped);
+  for (const auto& v : m.overlaps) EXPECT_GT(v.gemmBesideUs, 1.05 * v.gemmAloneUs);  // the truth slows GEMMs
+  CalibrationResult r = calibrate(loadMachine("h200-datasheet"), m);
+  EXPECT_LT(r.maxFittedError(), 0.01);
+  EXPECT_NEAR(r.machine.contention.copyEngineComputeSlowdown, 0.12, 0.01);
+  EXPECT_NEAR(r.machine.contention.copyEngineRateUnderCompute, 0.85, 0.02);
+  EXPECT_EQ(machineFromJson(machineToJson(r.machine), "fitted.json"), r.machine);
+}
+
 TEST(Calibrate, PredictsHeldOutMeasurementsFromNoisyOnes) {
   Machine t = truth();
-  CalibrationResult r = calibrate(loadMachine("h200"), noisy(predictMeasurements(t, shapes()), 0.01, 11));
+  CalibrationResult r = calibrate(loadMachine("h200-datasheet"), noisy(predictMeasurements(t, shapes()), 0.01, 11));
   EXPECT_LT(r.medianFittedError(), 0.015);  // the noise, not the model, is left
   EXPECT_NEAR(r.machine.host.kernelLaunchUs, 11, 0.3);
   EXPECT_NEAR(r.machine.contention.commRateUnderCompute, 0.6, 0.02);
@@ -187,7 +216,7 @@ TEST(Calibrate, FitsOnlyWhatWasMeasured) {
 // the base's time), and the curve is fitted as if the base had none; a GEMM of a listed shape then
 // costs its measured time.
 TEST(Calibrate, KeepsTheMeasuredGemmShapes) {
-  Machine base = loadMachine("h200");
+  Machine base = loadMachine("h200-datasheet");
   Machine plain = base;
   base.gpu.measuredGemms = {{{512, 512, 512, 1, DataType::kBFloat16}, 99},
                             {{16384, 4096, 4096, 1, DataType::kBFloat16}, 1}};
@@ -210,13 +239,13 @@ TEST(Calibrate, KeepsTheMeasuredGemmShapes) {
 // Copy-engine collectives alone fit the three copy_engines constants (and nothing else), and
 // recover them from exact measurements; without a reduction among them the sum's rate is kept.
 TEST(Calibrate, RecoversTheCopyEnginesFromTheirCollectives) {
-  Machine t = loadMachine("h200");
+  Machine t = loadMachine("h200-datasheet");
   t.copyEngines = {250, 12, 1800};
   Measurements shapes;
   for (CommunicationType k : {CommunicationType::kAllgather, CommunicationType::kReduceScatter, CommunicationType::kAllreduce})
     for (double b = 1 << 20; b <= 1e9; b *= 4) shapes.copyEngine.push_back({k, 2, b, 0});
   Measurements m = predictMeasurements(t, shapes);
-  Machine base = loadMachine("h200");
+  Machine base = loadMachine("h200-datasheet");
   CalibrationResult r = calibrate(base, m);
   EXPECT_NEAR(r.machine.copyEngines.bandwidthGBps, 250, 2.5);
   EXPECT_NEAR(r.machine.copyEngines.latencyUs, 12, 0.5);
@@ -238,7 +267,7 @@ TEST(Calibrate, RecoversTheCopyEnginesFromTheirCollectives) {
 TEST(Calibrate, ReportListsEveryMeasurementWithItsResidual) {
   Machine t = truth();
   Measurements m = predictMeasurements(t, shapes());
-  CalibrationResult r = calibrate(loadMachine("h200"), m);
+  CalibrationResult r = calibrate(loadMachine("h200-datasheet"), m);
   EXPECT_EQ(r.errors.size(), m.size() + m.overlaps.size());  // an overlap times two things
   std::string text = calibrationReport(r);
   EXPECT_NE(text.find("gemm 8192x8192x4096 bf16"), std::string::npos);
@@ -251,6 +280,8 @@ TEST(Calibrate, ReportListsEveryMeasurementWithItsResidual) {
 TEST(Measurements, RoundTripThroughJson) {
   Measurements shaped = shapes();
   shaped.copyEngine.push_back({CommunicationType::kReduceScatter, 2, 64e6, 0});
+  shaped.overlaps.push_back(shaped.overlaps.front());
+  shaped.overlaps.back().copyEngines = true;
   Measurements m = predictMeasurements(truth(), shaped);
   m.meta["date"] = "2026-11-25";
   Measurements back = measurementsFromJson(measurementsToJson(m), "m.json");
@@ -279,6 +310,11 @@ TEST(Measurements, BadInputIsLocated) {
   EXPECT_NE(errorOf(head + R"("gemms": []})").find("m.json: gemms: unknown field"), std::string::npos);
   EXPECT_NE(errorOf(R"({"schema": "braid-measurements/1", "gpu": "H200"})").find("no measurements"), std::string::npos);
   EXPECT_NE(errorOf("{").find("m.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(errorOf(head + R"("overlap": [{"gemm": {"m": 1, "n": 2, "k": 3, "dtype": "bf16"}, "collective": )"
+                           R"({"kind": "Allreduce", "team": 2, "bytes": 8}, "transport": "ucc", "gemm_alone_us": 1, )"
+                           R"("gemm_beside_us": 1, "comm_alone_us": 1, "comm_beside_us": 1}]})")
+                .find("m.json: overlap[0].transport: expected \"nccl\" or \"cuda\""),
+            std::string::npos);
   // A number out of range is a JSON error too, not an escaping exception (exit 3).
   EXPECT_NE(errorOf("{\"schema\": 1e999}").find("m.json: not valid JSON"), std::string::npos);
 }

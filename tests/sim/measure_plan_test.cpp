@@ -70,8 +70,35 @@ TEST(MeasurePlan, NamedGemmShapesAreMeasuredInEveryDtype) {
   EXPECT_NE(errorOf([] { parseGemmShapes("4xax4"); }).find("is not MxNxK"), std::string::npos);
   MeasurePlanOptions noGemm = o;
   noGemm.parts = {"copy"};
-  EXPECT_NE(errorOf([&] { checkMeasurePlanOptions(noGemm); }).find("--gemm-shapes needs the gemm part"),
+  EXPECT_NE(errorOf([&] { checkMeasurePlanOptions(noGemm); }).find("--gemm-shapes needs the gemm or overlap part"),
             std::string::npos);
+}
+
+// The overlap part measures the named GEMM shapes (a workload's own) beside every collective, on
+// NCCL and, where the ranks can run them, on the copy engines with larger messages; quick keeps
+// one GEMM and the allreduce per transport.
+TEST(MeasurePlan, OverlapCoversNamedGemmsAndTheCopyEngines) {
+  Machine h = loadMachine("h200");
+  MeasurePlanOptions o = world(2, 2);
+  o.parts = parseMeasureParts("overlap");
+  o.copyEngines = true;
+  o.extraGemms = parseGemmShapes("16384x4096x4096,8192x8192x4096");  // the second is the plan's own
+  Measurements p = planMeasurements(h, o);
+  EXPECT_TRUE(p.gemms.empty());
+  ASSERT_EQ(p.overlaps.size(), 3u * 3u * 2u);  // three GEMMs, three collectives, two transports
+  int named = 0, engines = 0;
+  for (const auto& v : p.overlaps) {
+    named += v.gemm.m == 16384 ? 1 : 0;
+    engines += v.copyEngines ? 1 : 0;
+    EXPECT_LE(v.collective.bytes, o.maxBytes);
+    EXPECT_EQ(v.collective.bytes, v.copyEngines ? 256.0 * 1024 * 1024 : 64.0 * 1024 * 1024);
+  }
+  EXPECT_EQ(named, 6);
+  EXPECT_EQ(engines, 9);
+  o.quick = true;
+  p = planMeasurements(h, o);
+  ASSERT_EQ(p.overlaps.size(), 2u * 2u);  // the plan's GEMM and the named one, beside an allreduce, two transports
+  for (const auto& v : p.overlaps) EXPECT_EQ(v.collective.kind, CommunicationType::kAllreduce);
 }
 
 TEST(MeasurePlan, CopiesAtTheMemoryKnotsWithinTheLargestSize) {
@@ -132,8 +159,11 @@ TEST(MeasurePlan, OverlapNeedsTwoRanksAndStreams) {
   Machine h = loadMachine("h200");
   MeasurePlanOptions o = world(2, 2);
   Measurements p = planMeasurements(h, o);
-  ASSERT_EQ(p.overlaps.size(), 4u);
-  for (const auto& v : p.overlaps) EXPECT_EQ(v.collective.team, 2);
+  ASSERT_EQ(p.overlaps.size(), 6u);  // two GEMMs beside an allreduce, an allgather and a reduce-scatter
+  for (const auto& v : p.overlaps) {
+    EXPECT_EQ(v.collective.team, 2);
+    EXPECT_FALSE(v.copyEngines);  // the ranks cannot run the copy engines (o.copyEngines)
+  }
   o.streams = false;
   EXPECT_TRUE(planMeasurements(h, o).overlaps.empty());
   o.streams = true;
