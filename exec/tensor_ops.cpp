@@ -170,6 +170,19 @@ std::vector<int64_t> matmulShape(const at::Tensor& a, const at::Tensor& b) {
   return batch;
 }
 
+// out = a @ b, where out already has matmul's shape and type. A 2-D b and a contiguous a fold into
+// one mm over their rows, which is what torch.matmul does too, minus its reshapes and checks:
+// a host instruction's few microseconds are mostly dispatch (EXEC.md, "Host profile").
+void mmInto(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  if (b.dim() == 2 && a.is_contiguous()) {
+    at::Tensor o = a.dim() == 2 ? out : out.view({-1, b.size(1)});
+    at::mm_out(o, a.dim() == 2 ? a : a.view({-1, a.size(-1)}), b);
+    return;
+  }
+  at::Tensor o = out;
+  at::matmul_out(o, a, b);
+}
+
 // `out` can take an ATen `*_out` result of `shape` and type `ct` in place (no resize, no cast).
 bool fitsOut(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType ct) {
   return out.defined() && out.scalar_type() == ct && out.is_contiguous() && out.sizes() == shape;
@@ -305,8 +318,7 @@ at::Tensor evalOp(const Expr& op, const std::vector<at::Tensor>& inputs, const a
         at::Tensor a = as(inputs[0], ct);
         at::Tensor b = as(squeezeShardAxes(inputs[1], *op.input(1), ctx.full), ct);
         if (std::vector<int64_t> shape = matmulShape(a, b); !shape.empty() && fitsOut(out, shape, ct)) {
-          at::Tensor o = out;
-          at::matmul_out(o, a, b);
+          mmInto(out, a, b);
           return out;
         }
         return finish(op, at::matmul(a, b), out, ctx);
@@ -317,8 +329,7 @@ at::Tensor evalOp(const Expr& op, const std::vector<at::Tensor>& inputs, const a
         at::Tensor wt = w.transpose(-1, -2);
         if (std::vector<int64_t> shape = matmulShape(x, wt);
             inputs.size() == 2 && !shape.empty() && fitsOut(out, shape, ct)) {
-          at::Tensor o = out;
-          at::matmul_out(o, x, wt);
+          mmInto(out, x, wt);
           return out;
         }
         at::Tensor r = at::matmul(x, wt);
