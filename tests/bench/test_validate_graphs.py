@@ -71,13 +71,17 @@ class Labels(unittest.TestCase):
                 f.write(LOG)
             out = io.StringIO()
             with redirect_stdout(out):
-                sys.argv = ["validate_graphs.py", d, "--braid", os.environ["BRAID"], "--machine", "h200"]
+                sys.argv = ["validate_graphs.py", d, "--braid", os.environ["BRAID"], "--machine", "h200",
+                            "--held-out", "agS"]
                 self.assertEqual(vg.main(), 0)
         text = out.getvalue()
         self.assertIn("copy engines) | 205 |", text)
         self.assertIn("all points: n=2", text)
         self.assertIn("copy engines, chunked: n=1 signed median", text)
         self.assertNotIn("failed", text)
+        self.assertIn("held-out shapes (agS), all points: n=2", text)
+        self.assertIn("fit shapes (), all points: none", text)
+        self.assertRegex(text, r"best choice agrees in [01] of 1 shapes; within the measured spread in [01] of 1")
 
 
 if __name__ == "__main__":
