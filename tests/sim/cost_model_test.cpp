@@ -152,7 +152,7 @@ TEST(SimCostModel, SmSlowdownProportionalOrInWaves) {
 // A GEMM whose shape the machine measured takes its measured time; another shape of the same flops
 // (or the same m, n with another k) takes the curve's.
 TEST(SimCostModel, AMeasuredGemmShapeTakesItsMeasuredTime) {
-  sim::Machine m = sim::loadMachine("h200");
+  sim::Machine m = sim::loadMachine("h200-datasheet");
   const double f = 2.0 * 16384 * 4096 * 4096;
   double curve = sim::gemmCost(m, f, 0, DataType::kBFloat16, 1, 16384, 4096).totalUs();
   m.gpu.measuredGemms = {{{16384, 4096, 4096, 1, DataType::kBFloat16}, 776}};

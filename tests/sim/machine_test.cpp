@@ -23,13 +23,18 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
     EXPECT_GT(m.gpu.sms, m.nccl.channels * m.nccl.smsPerChannel);
     EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
   }
-  // h200 is h200-datasheet with the GEMM efficiency and the copy engines measured on two H200s,
-  // nothing else.
+  // h200 is h200-datasheet with what braid calibrate fitted on two H200s (the GEMMs, the copy
+  // engines, NCCL's collectives and the contention model), nothing else: the host costs, copies,
+  // links, NICs, peaks and topology stay the datasheet's.
   sim::Machine calibrated = sim::loadMachine("h200"), datasheet = sim::loadMachine("h200-datasheet");
   EXPECT_NE(calibrated.gpu.matmulEfficiency, datasheet.gpu.matmulEfficiency);
   EXPECT_NE(calibrated.copyEngines, datasheet.copyEngines);
+  EXPECT_FALSE(calibrated.gpu.measuredGemms.empty());
   datasheet.gpu.matmulEfficiency = calibrated.gpu.matmulEfficiency;
+  datasheet.gpu.measuredGemms = calibrated.gpu.measuredGemms;
   datasheet.copyEngines = calibrated.copyEngines;
+  datasheet.nccl = calibrated.nccl;
+  datasheet.contention = calibrated.contention;
   datasheet.name = calibrated.name;
   datasheet.description = calibrated.description;
   EXPECT_EQ(datasheet, calibrated);
@@ -51,7 +56,7 @@ TEST(SimMachine, ExampleMachineFilesLoad) {
   EXPECT_GE(files, 1);
 }
 
-json h200() { return json::parse(sim::machinePresetJson("h200")); }
+json h200() { return json::parse(sim::machinePresetJson("h200-datasheet")); }
 
 std::string errorFor(const json& j) {
   return errorOf([&] { sim::machineFromJson(j.dump(), "m.json"); });
@@ -116,7 +121,7 @@ TEST(SimMachine, MeasuredGemmsRoundTripAndBadEntriesAreNamed) {
 
 // copy_engines is optional: without it the transport's constants derive from NVLink and HBM.
 TEST(SimMachine, CopyEnginesSectionIsOptionalAndRoundTrips) {
-  json j = h200();
+  json j = json::parse(sim::machinePresetJson("h200"));
   ASSERT_TRUE(j.contains("copy_engines"));  // measured on two H200s
   j.erase("copy_engines");
   sim::Machine d = sim::machineFromJson(j.dump(), "m.json");

@@ -18,10 +18,11 @@ inline std::string simDataPath(const std::string& name) { return std::string(BRA
 
 inline std::string examplePath(const std::string& name) { return std::string(BRAID_SOURCE_DIR) + "/examples/" + name; }
 
-// The h200 preset with nothing but the cost models left: no host cost, no launch latency, no
-// minimum kernel time, no NCCL call overhead, no contention. Tests switch parts back on.
+// The h200 datasheet preset with nothing but the cost models left: no host cost, no launch
+// latency, no minimum kernel time, no NCCL call overhead, no contention. Tests switch parts back on.
+// (Not the calibrated h200: its constants move with every calibration, these tests' must not.)
 inline sim::Machine bareMachine() {
-  sim::Machine m = sim::loadMachine("h200");
+  sim::Machine m = sim::loadMachine("h200-datasheet");
   m.name = "bare";
   m.host = {};
   m.gpu.launchLatencyUs = 0;
