@@ -38,10 +38,14 @@ struct DemoArgs {
 };
 
 // The built-in default: allgather + matmul over the 8 GPUs of one H200 node, 4 chunks on 4
-// streams, bf16. At these sizes a chunk's allgather takes about 40% of its GEMM's time on the
-// h200 model (1.1 ms against 2.8 ms in all), so how well a protocol overlaps them shows.
+// streams, bf16, the allgathers on the copy engines. At these sizes the allgathers take about a
+// fifth of the GEMMs' time on the h200 model, so how well a protocol overlaps them shows. On
+// NCCL (`--comm-backend nccl`) the calibrated h200 has each chunk's allgather wait for the GEMM
+// beside it (a cuBLAS GEMM keeps its SMs), so there protocol A barely differs from C; on two
+// H200s every best overlap schedule ran on the copy engines (PERFORMANCE.md).
 WorkloadParams demoDefaults() {
   WorkloadParams p;
+  p.lowering.commBackend = CommBackend::kCuda;
   p.devices = 8;
   p.streams = 4;
   p.lowering.streams = 4;
@@ -201,7 +205,8 @@ int runDemo(DemoArgs& a) {
   std::vector<DemoRow> rows;
   for (const ProtocolRun& r : runs) rows.push_back(demoRow(r.protocol, r.sim, r.verdict));
   std::cout << "braid demo: " << a.workload << " on " << machine.name << ", " << sizesStr(runs[0].params) << ", "
-            << pipelineKindName(runs[0].params.lowering.pipeline) << " pipeline\n"
+            << pipelineKindName(runs[0].params.lowering.pipeline) << " pipeline"
+            << (runs[0].params.lowering.commBackend == CommBackend::kCuda ? " on the copy engines" : " on NCCL") << "\n"
             << "lowered under protocols " << runs[0].protocol << " and " << runs[1].protocol
             << ", verified for these sizes, simulated on the " << machine.name << " machine model\n\n"
             << formatDemoTable(rows) << "\n"

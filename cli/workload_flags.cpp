@@ -69,9 +69,10 @@ void addWorkloadFlags(CLI::App& sub, WorkloadFlags& f, const WorkloadParams& d) 
                  "--pipeline p2p: copy (default) this rank's own shard into its chunk, or read it in-place "
                  "(docs/LOWERING.md, pass forward-own-shard)");
   sub.add_option("--comm-backend", f.commBackend,
-                 "transport of every communication the lowering creates: nccl (default) or cuda (the copy engines, "
-                 "backend=CUDA; docs/LOWERING.md, pass select-comm-backend); sim and validate of a host IR file: cuda "
-                 "puts all its communications on the copy engines");
+                 std::string("transport of every communication the lowering creates: nccl or cuda (the copy engines, "
+                             "backend=CUDA; docs/LOWERING.md, pass select-comm-backend); default ") +
+                     (d.lowering.commBackend == CommBackend::kCuda ? "cuda" : "nccl") +
+                     "; sim and validate of a host IR file: cuda puts all its communications on the copy engines");
 }
 
 WorkloadParams applyWorkloadFlags(const WorkloadFlags& f, WorkloadParams p) {
