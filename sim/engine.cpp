@@ -25,6 +25,8 @@ struct Job {
   int32_t event = -1;    // kernels: its event
   double startedAt = 0;  // kernels and rendezvous: when it started
   bool lastWave = false; // kernels: its last wave of CTAs has been dispatched (or it has no waves)
+  // Kernels: queued behind another kernel's CTAs on its GPU (contention.kernels_wait_for_dispatch).
+  bool queued = false;
   // Rendezvous: member GPUs on which it has no SMs yet, because a kernel that was dispatching
   // its CTAs there when it started has not reached its last wave (contention.comm_waits_for_dispatch).
   std::vector<int32_t> blockedOn;
@@ -169,6 +171,7 @@ class Engine {
         j.startedAt = now_;
         j.lastWave = g_.kernels[static_cast<size_t>(k)].tiles <= 0;  // many small CTAs: never holds the queue
         int32_t gpu = g_.gpu[i];
+        j.queued = mc_.contention.kernelsWaitForDispatch && dispatchBlocks(gpu, now_);
         gpus_[static_cast<size_t>(gpu)].kernels.push_back(e);
         reflow(gpu);
         break;
@@ -195,6 +198,7 @@ class Engine {
     auto& ks = gpus_[static_cast<size_t>(gpu)].kernels;
     ks.erase(std::find(ks.begin(), ks.end(), e));
     reflow(gpu);
+    unqueueKernels(gpu);
     unblockComms(gpu);
     complete(e);
   }
@@ -214,7 +218,7 @@ class Engine {
   // CTAs finish, and a communication kernel queued behind it gets them. When it reaches that
   // point at its current rate, the kLastWave event says so.
   void scheduleLastWave(int32_t k, Job& j, int64_t tiles) {
-    if (j.lastWave || !mc_.contention.commWaitsForDispatch) return;
+    if (j.lastWave || !(mc_.contention.commWaitsForDispatch || mc_.contention.kernelsWaitForDispatch)) return;
     double sms = std::max(1.0, std::floor(j.sms + 1e-9));
     double waves = std::ceil(static_cast<double>(tiles) / sms);
     double left = std::max(0.0, j.remaining - j.rate * (now_ - j.last));
@@ -237,7 +241,9 @@ class Engine {
       return;
     }
     j.lastWave = true;
-    unblockComms(g_.gpu[static_cast<size_t>(j.event)]);
+    int32_t gpu = g_.gpu[static_cast<size_t>(j.event)];
+    unqueueKernels(gpu);
+    unblockComms(gpu);
   }
 
   // Does a kernel that started before rendezvous `r` still dispatch CTAs on `gpu`?
@@ -247,6 +253,24 @@ class Engine {
       if (!kj.lastWave && kj.startedAt <= since) return true;
     }
     return false;
+  }
+
+  // Kernels queued on `gpu` whose predecessors in launch order have all dispatched their last
+  // wave (or ended) get their SMs.
+  void unqueueKernels(int32_t gpu) {
+    bool changed = false;
+    for (int32_t e : gpus_[static_cast<size_t>(gpu)].kernels) {
+      Job& kj = kernelJobs_[static_cast<size_t>(g_.kernel[static_cast<size_t>(e)])];
+      if (!kj.queued) continue;
+      bool before = false;
+      for (int32_t o : gpus_[static_cast<size_t>(gpu)].kernels) {
+        const Job& oj = kernelJobs_[static_cast<size_t>(g_.kernel[static_cast<size_t>(o)])];
+        if (o != e && !oj.lastWave && (oj.startedAt < kj.startedAt || (oj.startedAt == kj.startedAt && o < e)))
+          before = true;  // launched before it and still dispatching (or itself queued): first in line
+      }
+      if (!before) kj.queued = false, changed = true;
+    }
+    if (changed) reflow(gpu);
   }
 
   void unblockComms(int32_t gpu) {
@@ -300,6 +324,7 @@ class Engine {
     for (size_t i = 0; i < nk; ++i) {
       const KernelCost& kc = g_.kernels[static_cast<size_t>(g_.kernel[static_cast<size_t>(G.kernels[i])])];
       demand_[i] = kc.tiles > 0 ? std::min(allSms_, static_cast<double>(kc.tiles)) : allSms_;
+      if (kernelJobs_[static_cast<size_t>(g_.kernel[static_cast<size_t>(G.kernels[i])])].queued) demand_[i] = 0;
     }
     share_.assign(nk, 0);
     if (!c.smSharing) {
@@ -341,6 +366,10 @@ class Engine {
       Job& j = kernelJobs_[static_cast<size_t>(k)];
       j.sms = share_[i];
       busy += share_[i];
+      if (j.queued) {  // behind another kernel's CTAs: no progress yet
+        setRate(j, 0, kKernelDone, k);
+        continue;
+      }
       setRate(j, 1.0 / std::max(t, 1e-9), kKernelDone, k);
       scheduleLastWave(k, j, kc.tiles);
     }

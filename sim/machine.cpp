@@ -313,6 +313,8 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.contention.linkSharing = c.boolean("link_sharing");
     m.contention.commRateUnderCompute = c.fraction("comm_rate_under_compute");
     if (c.has("comm_waits_for_dispatch")) m.contention.commWaitsForDispatch = c.boolean("comm_waits_for_dispatch");
+    if (c.has("kernels_wait_for_dispatch"))
+      m.contention.kernelsWaitForDispatch = c.boolean("kernels_wait_for_dispatch");
     if (c.has("copy_engine_compute_slowdown"))
       m.contention.copyEngineComputeSlowdown = c.nonNegative("copy_engine_compute_slowdown");
     if (c.has("copy_engine_rate_under_compute"))
@@ -402,6 +404,7 @@ std::string machineToJson(const Machine& m) {
                      {"link_sharing", m.contention.linkSharing},
                      {"comm_rate_under_compute", m.contention.commRateUnderCompute},
                      {"comm_waits_for_dispatch", m.contention.commWaitsForDispatch},
+                     {"kernels_wait_for_dispatch", m.contention.kernelsWaitForDispatch},
                      {"copy_engine_compute_slowdown", m.contention.copyEngineComputeSlowdown},
                      {"copy_engine_rate_under_compute", m.contention.copyEngineRateUnderCompute}};
   return j.dump(1);

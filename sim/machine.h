@@ -165,6 +165,11 @@ struct ContentionModel {
   // above (measured on two H100s: two GEMMs on two streams run side by side, an NCCL kernel
   // launched behind a multi-wave GEMM waits for it).
   bool commWaitsForDispatch = false;
+  // The same for a kernel: one that starts while another kernel on its GPU still has more than its
+  // last wave of CTAs to dispatch gets no SMs until that last wave is out (measured on an H200: a
+  // small kernel, or a second GEMM, on another stream waits for a cuBLAS GEMM, which keeps its SMs
+  // to the end). Off: kernels beside kernels share the SMs at once.
+  bool kernelsWaitForDispatch = false;
   // The copy engines beside kernels: they hold no SMs, but their transfers load the HBM and L2
   // that both GPUs' kernels use. While a copy-engine transfer moves data on a GPU, a kernel's
   // compute there takes (1 + copyEngineComputeSlowdown) times as long; while a kernel runs beside

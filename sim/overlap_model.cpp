@@ -57,7 +57,7 @@ OverlapPrediction simulateOverlap(const Machine& mc, const GemmShape& gemm, cons
   Key key{kc.computeUs, kc.memoryUs, kc.minUs, kc.bytes, kc.tiles, cc.us, cc.kernelUs, c.team, mc.gpu.sms,
           copyEngines ? 0 : mc.nccl.channels * mc.nccl.smsPerChannel,
           (k.smSharing ? 1 : 0) | (k.smSharingWaves ? 2 : 0) | (k.hbmSharing ? 4 : 0) | (k.linkSharing ? 8 : 0) |
-              (k.commWaitsForDispatch ? 16 : 0) | (copyEngines ? 32 : 0)};
+              (k.commWaitsForDispatch ? 16 : 0) | (copyEngines ? 32 : 0) | (k.kernelsWaitForDispatch ? 64 : 0)};
   thread_local std::map<std::pair<Key, std::array<double, 4>>, OverlapPrediction> cache;
   auto full = std::make_pair(key, std::array<double, 4>{k.commRateUnderCompute, mc.gpu.hbmGBps,
                                                         k.copyEngineComputeSlowdown, k.copyEngineRateUnderCompute});

@@ -101,5 +101,40 @@ TEST(SimDispatch, TheOverlapMicrobenchmarkSeesCollectivesPacedByTheGemms) {
   EXPECT_NEAR(sim::simulateOverlap(m, g, c).commBesideUs, p.commAloneUs, 1e-6);
 }
 
+// contention.kernels_wait_for_dispatch: a kernel on another stream, started while a multi-wave
+// GEMM still dispatches, gets SMs at that GEMM's last wave (a second GEMM, and a small kernel of
+// no tiles alike); off, they share the SMs at once. In launch order: a third kernel waits for the
+// second.
+TEST(SimDispatch, AKernelBehindAMultiWaveGemmWaitsForItsLastWaveWhenAsked) {
+  sim::SimGraph g;
+  g.numGpus = 1;
+  g.kind = {sim::NodeKind::kKernel, sim::NodeKind::kKernel, sim::NodeKind::kKernel};
+  g.gpu = {0, 0, 0};
+  g.stream = {0, 1, 2};
+  g.hostReady = {0, 50, 60};
+  g.kernel = {0, 1, 2};
+  g.rendezvous = {-1, -1, -1};
+  g.predBegin = {0, 0, 0, 0};
+  g.succBegin = {0, 0, 0, 0};
+  sim::KernelCost big, small;
+  big.computeUs = 400;
+  big.tiles = 4 * 132;  // 4 waves of 100 us; the last is out at 300 us
+  small.computeUs = 10;  // no tiles: never holds the queue itself
+  g.kernels = {big, big, small};
+  g.streams = {{0, TimelineStreamKind::kWorker, "a"}, {0, TimelineStreamKind::kWorker, "b"},
+               {0, TimelineStreamKind::kWorker, "c"}};
+  g.hostEnd = {0};
+  sim::Machine m = machine(false);
+  m.contention.kernelsWaitForDispatch = true;
+  sim::EngineResult on = sim::runEngine(g, m);
+  EXPECT_NEAR(on.start[1], 50, 1e-6);  // on its stream at 50, as its event would say
+  EXPECT_GT(on.end[1], 300 + 400 - 1e-6);  // no progress before 300: it ends past 700
+  EXPECT_GT(on.end[2], 600);  // behind the second GEMM's dispatch too (its last wave: 600 at the soonest)
+  m.contention.kernelsWaitForDispatch = false;
+  sim::EngineResult off = sim::runEngine(g, m);
+  EXPECT_GT(off.end[0], on.end[0] + 100);  // the first GEMM shared its SMs from 50 on
+  EXPECT_LT(off.end[2], 300);
+}
+
 }  // namespace
 }  // namespace braid
