@@ -455,6 +455,7 @@ class Engine {
       for (int32_t gpu : memberGpus(rv)) reflow(gpu);
   }
 
+  // The distinct GPUs of a rendezvous's members.
   std::vector<int32_t> memberGpus(const Rendezvous& rv) const {
     std::vector<int32_t> out;
     for (int32_t m : rv.members) out.push_back(g_.gpu[static_cast<size_t>(m)]);
@@ -500,10 +501,7 @@ class Engine {
       if (G.computeActive) ++j.membersWithCompute;
     }
     // Others on the members' GPUs got slower (more sharing); kernels lost the SMs it holds.
-    std::vector<int32_t> touched;
-    for (int32_t m : rv.members) touched.push_back(g_.gpu[static_cast<size_t>(m)]);
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    const std::vector<int32_t> touched = memberGpus(rv);
     for (int32_t gpu : touched)
       for (int32_t other : gpus_[static_cast<size_t>(gpu)].comms)
         if (other != r) updateCommRate(other);
