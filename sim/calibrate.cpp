@@ -245,6 +245,7 @@ static std::vector<Knob> knobsFor(const Machine& base, const Measurements& m, st
   if (!m.gemms.empty()) {
     curveKnobs(k, "gpu.matmul_efficiency", &GpuModel::matmulEfficiency, nullptr,
                base.gpu.matmulEfficiency.points.size());
+    k.push_back(refKnob("gpu.gemm_latency_us", [](Machine& mc) -> double& { return mc.gpu.gemmLatencyUs; }, 1e-3, 1e3));
     // The efficiency curve is shared by every dtype; the peak of the first measured dtype
     // (bf16 when measured) anchors it and the others' peaks are fitted.
     std::set<Precision> seen;
@@ -422,15 +423,16 @@ static void attachMeasuredGemms(CalibrationResult& out, const Machine& base, con
                         "which other shapes use)");
 }
 
-CalibrationResult calibrate(const Machine& base, const Measurements& m) {
-  CalibrationResult out;
-  Machine start = base;
-  start.gpu.measuredGemms.clear();  // the curve is fitted to every GEMM measured, table or not
-  chooseSmSharing(start, m, out.notes);
-  std::vector<Knob> knobs = knobsFor(start, m, out.notes);
+// The knobs' least-squares fit to the measurements, from `start`: the fitted machine and how the
+// fit went.
+struct KnobFit {
+  Machine machine;
+  FitResult fit;
+};
+
+static KnobFit fitKnobs(const Machine& start, const Measurements& m, const std::vector<Knob>& knobs) {
   const std::vector<double> meas = measured(m);
   const size_t n = knobs.size(), nm = meas.size();
-
   std::vector<double> x0(n), lo(n), hi(n);
   for (size_t i = 0; i < n; ++i) {
     lo[i] = std::log(knobs[i].lo);
@@ -458,8 +460,64 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   FitOptions fo;
   fo.maxIterations = 300;
   fo.relativeTolerance = 1e-7;
-  FitResult f = levenbergMarquardt(p, x0, fo);
-  out.machine = machineAt(f.x);
+  KnobFit out;
+  out.fit = levenbergMarquardt(p, x0, fo);
+  out.machine = machineAt(out.fit.x);
+  return out;
+}
+
+static double medianOf(std::vector<double> v);
+
+// Whole or fractional waves (gpu.gemm_waves), whichever explains the GEMMs measured better once
+// each has its curve and latency fitted; the base's when no GEMM was measured. The winner's GEMM
+// constants are the whole fit's starting point: from the base's, the joint fit (contention's
+// piecewise terms among them) stalled far from the GEMMs' own optimum on two H200s' measurements.
+static void chooseGemmWaves(Machine& mc, const Measurements& m, std::vector<std::string>& notes) {
+  if (m.gemms.empty()) return;
+  Measurements gemms;
+  gemms.gemms = m.gemms;
+  const std::vector<double> meas = measured(gemms);
+  double bestCost = std::numeric_limits<double>::infinity();
+  GpuModel best = mc.gpu;
+  std::ostringstream os;
+  os << "gpu.gemm_waves from the " << m.gemms.size() << " GEMMs measured (median |error| with its curve fitted):";
+  for (GemmWaves w : {GemmWaves::kWhole, GemmWaves::kFractional}) {
+    Machine c = mc;
+    c.gpu.gemmWaves = w;
+    std::vector<std::string> ignored;
+    KnobFit f = fitKnobs(c, gemms, knobsFor(c, gemms, ignored));
+    std::vector<double> pred = predicted(f.machine, gemms), err;
+    double cost = 0;
+    for (size_t i = 0; i < meas.size(); ++i) {
+      double e = (pred[i] - meas[i]) / meas[i];
+      cost += e * e;
+      err.push_back(std::abs(e));
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %s %.2f%%", gemmWavesName(w), 100 * medianOf(err));
+    os << buf;
+    if (cost < bestCost) bestCost = cost, best = f.machine.gpu;
+  }
+  os << "; " << gemmWavesName(best.gemmWaves);
+  notes.push_back(os.str());
+  mc.gpu.gemmWaves = best.gemmWaves;
+  mc.gpu.gemmLatencyUs = best.gemmLatencyUs;
+  mc.gpu.matmulEfficiency = best.matmulEfficiency;
+  mc.gpu.matmulTflops = best.matmulTflops;
+}
+
+CalibrationResult calibrate(const Machine& base, const Measurements& m) {
+  CalibrationResult out;
+  Machine start = base;
+  start.gpu.measuredGemms.clear();  // the curve is fitted to every GEMM measured, table or not
+  chooseGemmWaves(start, m, out.notes);
+  chooseSmSharing(start, m, out.notes);
+  std::vector<Knob> knobs = knobsFor(start, m, out.notes);
+  const std::vector<double> meas = measured(m);
+  const size_t n = knobs.size(), nm = meas.size();
+  KnobFit kf = fitKnobs(start, m, knobs);
+  const FitResult& f = kf.fit;
+  out.machine = kf.machine;
   out.iterations = f.iterations;
   out.converged = f.converged;
   out.initialCost = f.initialCost;
@@ -477,7 +535,7 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
 // Reports
 //===----------------------------------------------------------------------===//
 
-static double median(std::vector<double> v) {
+static double medianOf(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t h = v.size() / 2;
@@ -487,13 +545,13 @@ static double median(std::vector<double> v) {
 double CalibrationResult::medianBaseError() const {
   std::vector<double> v;
   for (const auto& e : errors) v.push_back(std::abs(e.baseError()));
-  return median(v);
+  return medianOf(v);
 }
 
 double CalibrationResult::medianFittedError() const {
   std::vector<double> v;
   for (const auto& e : errors) v.push_back(std::abs(e.fittedError()));
-  return median(v);
+  return medianOf(v);
 }
 
 double CalibrationResult::maxFittedError() const {

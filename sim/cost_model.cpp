@@ -48,22 +48,26 @@ KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtyp
   n = std::max<int64_t>(n, 1);
   double peak = mc.gpu.matmulTflops[static_cast<size_t>(precisionOf(dtype))] * kFlopsPerUsPerTflops;
   double ideal = flops / (peak * mc.gpu.matmulEfficiency.at(flops));
-  // cuBLAS picks the tile that finishes first: bigger tiles run more efficiently, smaller ones
-  // fill the last wave better.
-  c.computeUs = std::numeric_limits<double>::infinity();
+  // cuBLAS picks the tile that finishes first in whole waves: bigger tiles run more efficiently,
+  // smaller ones fill the last wave better. Its count says how many SMs the GEMM holds beside
+  // other kernels (the engine's SM sharing and dispatch). With fractional waves the chosen tile's
+  // work is spread evenly over the SMs, so the time drops the quantization.
+  double best = std::numeric_limits<double>::infinity(), efficiency = 1;
   for (const GemmTile& t : mc.gpu.gemmTiles) {
     // Checked: sizes up to 2^50 (the semantics' limit) multiply past int64 here.
     int64_t tiles = checkedMul(checkedMul(batch, ceilDiv(m, t.m), "GEMM tiles"), ceilDiv(n, t.n), "GEMM tiles");
     int64_t waves = ceilDiv(tiles, mc.gpu.sms);
     double quantization = static_cast<double>(waves * mc.gpu.sms) / static_cast<double>(tiles);
     double us = ideal / t.efficiency * quantization;
-    if (us < c.computeUs) {
-      c.computeUs = us;
+    if (us < best) {
+      best = us;
+      efficiency = t.efficiency;
       c.tiles = tiles;
       c.tileM = t.m;
       c.tileN = t.n;
     }
   }
+  c.computeUs = mc.gpu.gemmLatencyUs + (mc.gpu.gemmWaves == GemmWaves::kWhole ? best : ideal / efficiency);
   // A shape timed on this machine takes its measured time (the tiles still say how it fills SMs).
   if (const MeasuredGemm* g = measuredGemm(mc, flops, dtype, batch, m, n)) c.computeUs = g->us;
   return c;

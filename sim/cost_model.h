@@ -24,8 +24,8 @@ struct KernelCost {
 };
 
 // A matmul / linear producing `batch` x [m, n] from `flops` and `bytes` of operands and result: the
-// machine's measured time when it lists this shape (gpu.measured_gemms), else the efficiency
-// curve with wave quantization over the tiles.
+// machine's measured time when it lists this shape (gpu.measured_gemms), else gpu.gemm_latency_us
+// plus the efficiency curve's time, with wave quantization over the tiles (gpu.gemm_waves).
 KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtype, int64_t batch, int64_t m, int64_t n);
 // An elementwise or reduction kernel.
 KernelCost vectorCost(const Machine& mc, double flops, double bytes, DataType dtype);

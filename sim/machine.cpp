@@ -157,6 +157,8 @@ Precision precisionOf(DataType t) {
   return Precision::kFp32;
 }
 
+const char* gemmWavesName(GemmWaves w) { return w == GemmWaves::kWhole ? "whole" : "fractional"; }
+
 const char* ncclAlgorithmName(NcclAlgorithm a) { return a == NcclAlgorithm::kRing ? "ring" : "tree"; }
 
 const char* ncclProtocolName(NcclProtocol p) {
@@ -224,6 +226,13 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
       t.done();
       m.gpu.gemmTiles.push_back(tile);
     }
+    if (g.has("gemm_waves")) {  // optional: "whole" by default
+      std::string w = g.str("gemm_waves");
+      if (w == "whole") m.gpu.gemmWaves = GemmWaves::kWhole;
+      else if (w == "fractional") m.gpu.gemmWaves = GemmWaves::kFractional;
+      else g.fail(g.at("gemm_waves"), "expected \"whole\" or \"fractional\", got \"" + w + "\"");
+    }
+    if (g.has("gemm_latency_us")) m.gpu.gemmLatencyUs = g.nonNegative("gemm_latency_us");
     m.gpu.launchLatencyUs = g.nonNegative("launch_latency_us");
     m.gpu.kernelMinUs = g.nonNegative("kernel_min_us");
     if (g.has("measured_gemms")) {  // optional: shapes timed by braid calibrate
@@ -351,6 +360,8 @@ std::string machineToJson(const Machine& m) {
               {"gemm_tiles", tiles},
               {"launch_latency_us", m.gpu.launchLatencyUs},
               {"kernel_min_us", m.gpu.kernelMinUs}};
+  if (m.gpu.gemmWaves != GemmWaves::kWhole) j["gpu"]["gemm_waves"] = gemmWavesName(m.gpu.gemmWaves);
+  if (m.gpu.gemmLatencyUs != 0) j["gpu"]["gemm_latency_us"] = m.gpu.gemmLatencyUs;
   if (!m.gpu.measuredGemms.empty()) {
     json list = json::array();
     for (const MeasuredGemm& g : m.gpu.measuredGemms) {

@@ -40,6 +40,14 @@ struct GemmTile {
   bool operator==(const GemmTile&) const = default;
 };
 
+// How a GEMM's tiles fill the SMs. kWhole: in waves of one tile per SM, a partly filled last
+// wave costing a whole wave (the tile cuBLAS picks is the one that finishes first). kFractional:
+// the kernel spreads the work over every SM (persistent kernels, stream-K), so the time follows the
+// flops; on two H200s cuBLAS's bf16 GEMMs measured that way (8192x3584x8192, 6.8 waves of 128x256
+// tiles, took 1.95x the time of 3.4 waves; ACCURACY.md, ninth session).
+enum class GemmWaves { kWhole, kFractional };
+const char* gemmWavesName(GemmWaves w);  // "whole", "fractional"
+
 struct MeasuredGemm {
   GemmShape shape;
   double us = 0;
@@ -57,6 +65,8 @@ struct GpuModel {
   EfficiencyCurve vectorEfficiency;   // achieved / peak, by a kernel's flops
   EfficiencyCurve memoryEfficiency;   // achieved / peak HBM bandwidth, by bytes moved
   std::vector<GemmTile> gemmTiles;    // candidate tiles (wave quantization over SMs)
+  GemmWaves gemmWaves = GemmWaves::kWhole;
+  double gemmLatencyUs = 0;           // fixed time of every GEMM beyond its flops (prologue, epilogue, tail)
   // GEMMs of exact shapes timed on this machine (braid calibrate): a GEMM of one of these shapes
   // takes its measured time instead of the efficiency curve's. GEMMs of equal flops can differ by
   // 15% with their shape (on two H200s, 16384x4096x4096 at 0.72 of the peak, 5376^3 at 0.80), which

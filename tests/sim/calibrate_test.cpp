@@ -108,6 +108,8 @@ TEST(Calibrate, RecoversTheConstantsOfExactMeasurements) {
   EXPECT_NEAR(r.machine.nccl.channels, 32, 2);
   EXPECT_TRUE(r.machine.contention.smSharingWaves);
   EXPECT_TRUE(r.machine.contention.commWaitsForDispatch);
+  EXPECT_EQ(r.machine.gpu.gemmWaves, GemmWaves::kWhole);  // the truth's
+  EXPECT_LT(r.machine.gpu.gemmLatencyUs, 0.05);
   for (const auto& v : shapes().overlaps) {
     auto [gf, cf] = overlapFactors(r.machine, v);
     auto [gt, ct] = overlapFactors(t, v);
@@ -142,6 +144,31 @@ TEST(Calibrate, RecoversTheConstantsOfExactMeasurements) {
         << i;
   // What is written is a machine file the simulator reads back unchanged.
   EXPECT_EQ(machineFromJson(machineToJson(r.machine), "fitted.json"), r.machine);
+}
+
+// GEMMs timed from a machine whose tiles fill the SMs fractionally, with a fixed latency per
+// GEMM: calibrate picks fractional waves and gives the latency back; from whole waves it keeps
+// whole waves.
+TEST(Calibrate, ChoosesHowGemmsFillTheSmsAndRecoversTheirLatency) {
+  Measurements gemms;
+  gemms.gpu = "synthetic";
+  gemms.gemms = shapes().gemms;
+  for (int64_t rows : {1000, 1700, 2300, 5000, 9000})  // partly filled last waves
+    gemms.gemms.push_back({{rows, 3584, 8192, 1, DataType::kBFloat16}, 0});
+  Machine t = loadMachine("h200-datasheet");
+  t.gpu.gemmWaves = GemmWaves::kFractional;
+  t.gpu.gemmLatencyUs = 6.5;
+  for (auto& p : t.gpu.matmulEfficiency.points) p.second *= 0.9;
+  CalibrationResult r = calibrate(loadMachine("h200-datasheet"), predictMeasurements(t, gemms));
+  EXPECT_EQ(r.machine.gpu.gemmWaves, GemmWaves::kFractional);
+  EXPECT_NEAR(r.machine.gpu.gemmLatencyUs, 6.5, 0.1);
+  EXPECT_LT(r.maxFittedError(), 0.01);
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.find("gpu.gemm_waves") != std::string::npos;
+  EXPECT_TRUE(noted);
+  t.gpu.gemmWaves = GemmWaves::kWhole;
+  EXPECT_EQ(calibrate(loadMachine("h200-datasheet"), predictMeasurements(t, gemms)).machine.gpu.gemmWaves,
+            GemmWaves::kWhole);
 }
 
 // Overlaps on the copy engines pin their two contention constants: how much their transfers

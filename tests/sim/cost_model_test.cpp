@@ -124,6 +124,36 @@ TEST(SimCostModel, GemmsRunInWholeWavesOfTiles) {
   EXPECT_NEAR(small.computeUs, full.computeUs, 1e-9);
 }
 
+// Fractional waves (gpu.gemm_waves): the work is spread over every SM, so a partly filled last
+// wave costs its share only, and the time is the latency plus the flops at the curve's rate.
+TEST(SimCostModel, FractionalWavesFollowTheFlops) {
+  sim::Machine m = testing::bareMachine();
+  m.gpu.gemmTiles = {{128, 256, 1.0}, {64, 64, 0.6}};
+  m.gpu.matmulEfficiency = {{{1.0, 0.8}}};
+  m.gpu.gemmWaves = sim::GemmWaves::kFractional;
+  m.gpu.gemmLatencyUs = 7;
+  auto gemm = [&](int64_t tiles) {
+    int64_t rows = 128 * tiles, cols = 256, k = 4096;
+    return sim::gemmCost(m, 2.0 * rows * cols * k, 0, DataType::kBFloat16, 1, rows, cols);
+  };
+  double peak = 989.4e6;  // flops per microsecond
+  for (int64_t tiles : {132, 264}) {  // full waves: the big tile
+    sim::KernelCost c = gemm(tiles);
+    EXPECT_NEAR(c.computeUs, 7 + 2.0 * 128 * tiles * 256 * 4096 / (peak * 0.8), 1e-9) << tiles;
+    EXPECT_EQ(c.tiles, tiles);
+  }
+  // 13 big tiles would leave 119 SMs idle in whole waves: the 64x64 tile is cuBLAS's pick (its
+  // count is the SMs the GEMM holds beside other kernels), and its efficiency sets the rate.
+  sim::KernelCost small = gemm(13);
+  EXPECT_EQ(small.tileM, 64);
+  EXPECT_EQ(small.tiles, 26 * 4);
+  EXPECT_NEAR(small.computeUs, 7 + 2.0 * 128 * 13 * 256 * 4096 / (peak * 0.8 * 0.6), 1e-9);
+  // The latency is added in whole waves too (one tile: no smaller one to fill the last wave).
+  m.gpu.gemmWaves = sim::GemmWaves::kWhole;
+  m.gpu.gemmTiles = {{128, 256, 1.0}};
+  EXPECT_NEAR(gemm(133).computeUs, 7 + 2 * (gemm(132).computeUs - 7), 1e-9);
+}
+
 TEST(SimCostModel, TheFastestTileWins) {
   sim::Machine m = testing::bareMachine();
   // 256 x 256: 2 tiles of 128x256 (2 of 132 SMs) or 16 of 64x64; the small tiles fill more SMs.

@@ -119,6 +119,27 @@ TEST(SimMachine, MeasuredGemmsRoundTripAndBadEntriesAreNamed) {
   EXPECT_NE(errorFor(j).find("gpu.measured_gemms[0].dtype: unknown dtype"), std::string::npos) << errorFor(j);
 }
 
+// gpu.gemm_waves and gpu.gemm_latency_us are optional (whole waves, no latency); they
+// round-trip, and a bad value is named with its place.
+TEST(SimMachine, GemmWavesAndLatencyRoundTripAndBadValuesAreNamed) {
+  sim::Machine plain = sim::machineFromJson(h200().dump(), "m.json");
+  EXPECT_EQ(plain.gpu.gemmWaves, sim::GemmWaves::kWhole);
+  EXPECT_EQ(plain.gpu.gemmLatencyUs, 0);
+  json j = h200();
+  j["gpu"]["gemm_waves"] = "fractional";
+  j["gpu"]["gemm_latency_us"] = 6.5;
+  sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
+  EXPECT_EQ(m.gpu.gemmWaves, sim::GemmWaves::kFractional);
+  EXPECT_DOUBLE_EQ(m.gpu.gemmLatencyUs, 6.5);
+  EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "back.json"), m);
+  j["gpu"]["gemm_waves"] = "partial";
+  EXPECT_NE(errorFor(j).find("m.json: gpu.gemm_waves: expected \"whole\" or \"fractional\""), std::string::npos)
+      << errorFor(j);
+  j["gpu"]["gemm_waves"] = "whole";
+  j["gpu"]["gemm_latency_us"] = -1;
+  EXPECT_NE(errorFor(j).find("m.json: gpu.gemm_latency_us"), std::string::npos) << errorFor(j);
+}
+
 // copy_engines is optional: without it the transport's constants derive from NVLink and HBM.
 TEST(SimMachine, CopyEnginesSectionIsOptionalAndRoundTrips) {
   json j = json::parse(sim::machinePresetJson("h200"));
