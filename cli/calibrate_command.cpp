@@ -119,6 +119,11 @@ BRAID_REGISTER_COMMAND(Command{
                          ->check(CLI::Range(int64_t{1}, int64_t{100000})));
       only.push_back(sub.add_option("--warmup", m.warmup, "untimed runs before them (default 3)")
                          ->check(CLI::Range(int64_t{0}, int64_t{100000})));
+      only.push_back(sub.add_option("--cool-down", m.coolDownMs,
+                                    "idle milliseconds before each measurement, so each starts at an idle GPU's clocks "
+                                    "(a GEMM on an H200 slows by 15-17% after 40-100 ms of load; 50 ms idle restores it; "
+                                    "default 0)")
+                         ->check(CLI::Range(0.0, 10000.0)));
       only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)"));
       only.push_back(sub.add_option("--only", m.only, "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine"));
       only.push_back(sub.add_option("--min-bytes", m.minBytes, "smallest collective / p2p message (default 65536)")

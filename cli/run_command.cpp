@@ -122,6 +122,11 @@ BRAID_REGISTER_COMMAND(Command{
                      "not the one that warms the clocks and the communicators (0: no warm-up)")
           ->check(CLI::Range(int64_t{0}, int64_t{100000}))
           ->default_val(10);
+      sub.add_option("--cool-down", c.coolDownMs,
+                     "idle milliseconds before every warm-up and timed run (all ranks), so each run starts at an "
+                     "idle GPU's clocks: on an H200 back-to-back GEMMs slow by 15-17% after 40-100 ms (the power "
+                     "cap) and 50 ms idle restores them (docs/EXEC.md, Power state; default 0)")
+          ->check(CLI::Range(0.0, 10000.0));
       sub.add_flag("--graph", c.graph,
                    "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
                    "outputs are checked");

@@ -52,6 +52,9 @@ struct RunConfig {
   // --warmup N: untimed runs of each configuration right before its timed runs; a sweep first
   // runs every configuration N times, untimed, before its first timed configuration.
   int64_t warmup = 10;
+  // --cool-down MS: idle time before every warm-up and timed run, so each starts at an idle
+  // GPU's clocks instead of partway into the power cap's slowdown (CheckOptions::coolDownMs).
+  double coolDownMs = 0;
   int64_t maxEvents = 0;           // --max-events (0: from the memory budget)
   int64_t maxMemoryBytes = 0;      // --max-memory (0: half the machine's memory)
 };

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -177,6 +178,10 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
   auto us = [](Clock::time_point a, Clock::time_point z) {
     return std::chrono::duration<double, std::micro>(z - a).count();
   };
+  // The previous run has finished on the device (each run ends idle), so this is idle time.
+  auto coolDown = [&] {
+    if (opt.coolDownMs > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.coolDownMs));
+  };
   if (opt.graph) {
     if (!opt.device) throw Error("--graph needs --backend cuda");
     result.timings.graph = true;
@@ -184,6 +189,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     // The first replay uploads the graph: it counts as a warm-up run.
     const int64_t untimed = std::max<int64_t>(1, opt.warmup);
     for (int64_t i = 0; i < untimed + opt.repeat; ++i) {
+      coolDown();
       comm.barrier();
       auto t0 = Clock::now();
       g->replay();
@@ -200,6 +206,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     }
   } else {
     for (int64_t i = 0; i < opt.warmup; ++i) {
+      coolDown();
       comm.barrier();
       ev.run(local_inputs);
       ++result.timings.warmupRuns;
@@ -207,6 +214,7 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     if (opt.hostProfile) ev.setHostProfile(&result.timings.hostProfile);
     for (int64_t i = 0; i < opt.repeat; ++i) {
       const bool timed = timeline && opt.timelineRun == i + 1;
+      coolDown();
       comm.barrier();
       if (timed) startTiming();
       auto t0 = Clock::now();

@@ -40,6 +40,10 @@ struct CheckOptions {
   // Untimed runs between the checked run and the timed ones (clocks, lazily created library and
   // communication state); with `graph`, untimed replays.
   int64_t warmup = 0;
+  // Idle milliseconds before every warm-up and timed run (after the previous one finished), so
+  // each starts at an idle GPU's clocks: back-to-back runs on an H200 slow by 15-17% once the
+  // power cap engages, 40-100 ms into the load (docs/EXEC.md, "Power state").
+  double coolDownMs = 0;
   // Inputs drawn from the seed are kept here by (seed, index, shape) and reused by the next call
   // (a sweep's configurations share their full inputs, which take a second or more to draw at
   // benchmark sizes); the cache holds the last call's inputs only. Null: drawn every time.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "exec/cuda_info.h"
 #include "exec/evaluator.h"
@@ -85,6 +86,7 @@ class Bench {
 
   // The median time of `op` on the current stream, after the warm-up runs.
   double time(const std::function<void()>& op) {
+    coolDown();
     for (int64_t i = 0; i < plan_.warmup; ++i) op();
     dev_.hostSynchronize();
     std::vector<double> us;
@@ -116,6 +118,7 @@ class Bench {
   // communicator's stream; host clock: posting and waiting). Every rank calls it; ranks that take
   // no part pass a null `post` and get 0.
   double timeComm(const std::function<WorkPtr()>& post) {
+    coolDown();
     comm_.barrier();
     if (!post) {
       comm_.barrier();
@@ -152,6 +155,13 @@ class Bench {
     }
     comm_.barrier();
     return median(us);
+  }
+
+  // Lets the GPU idle for plan.coolDownMs (after the work posted so far).
+  void coolDown() {
+    if (plan_.coolDownMs <= 0) return;
+    dev_.hostSynchronize();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(plan_.coolDownMs));
   }
 
   // How long the stream is held before the timed repetitions are issued: longer than the host
@@ -384,6 +394,7 @@ OverlapTimes Bench::overlap(const BenchOverlap& o) {
   const double postUs = o.copyEngines ? kCopyEnginePostUs : 0;  // host time per post, when it may exceed the device's
   int64_t gemms = std::clamp<int64_t>(
       static_cast<int64_t>(std::ceil(3.0 * colls * std::max(commUs, postUs) / gemmUs)) + 2, plan_.reps, 8192);
+  coolDown();  // the pair starts at the clocks its parts were timed alone at
   comm_.barrier();
   comm_.setTiming(true);
   dev_.setTiming(true);

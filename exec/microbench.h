@@ -69,6 +69,10 @@ struct MicrobenchPlan {
   std::vector<BenchCollective> copyEngine;
   int64_t warmup = 3;
   int64_t reps = 10;
+  // Idle time before each measurement (its warm-up included), so every one starts at the
+  // clocks of an idle GPU: on an H200 a GEMM slows by 15-17% after 40-100 ms of back-to-back
+  // load (the power cap), and 50 ms idle restores it (docs/CALIBRATION.md, "Power state").
+  double coolDownMs = 0;
 };
 
 struct OverlapTimes {

@@ -324,6 +324,7 @@ void announceWarmup(const RunConfig& cfg, int64_t rank) {
        << " times untimed first; then each, after its checked run, " << cfg.warmup << " more untimed runs before its "
        << cfg.repeat << " timed ones\n";
   }
+  if (cfg.coolDownMs > 0) os << "braid run: cool-down: " << cfg.coolDownMs << " ms idle before every warm-up and timed run\n";
   std::cout << os.str() << std::flush;
 }
 
@@ -398,6 +399,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   // The warm-up pass: the run that would be checked and warmup - 1 more.
   co.warmup = warmPass ? cfg.warmup - 1 : (cfg.repeat > 0 ? cfg.warmup : 0);
   co.timelineRun = warmPass ? 0 : cfg.timelineRun;
+  co.coolDownMs = cfg.coolDownMs;
   co.graph = cfg.graph;
   co.hostProfile = cfg.hostProfile && !warmPass;
   co.inputCache = &st.inputs;

@@ -214,6 +214,20 @@ TEST(CliRun, SweepAnyLoweringKnob) {
   EXPECT_EQ(matches, 4u) << r.out;
 }
 
+// --cool-down idles before every warm-up and timed run (5 runs here: at least 0.5 s in all), says
+// so, and refuses a negative time.
+TEST(CliRun, CoolDownIdlesBeforeEveryRun) {
+  auto t0 = std::chrono::steady_clock::now();
+  Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 3 --warmup 2 --cool-down 100");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("cool-down: 100 ms idle before every warm-up and timed run"), std::string::npos) << r.out;
+  EXPECT_GE(s, 0.5);
+  r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 1 --cool-down -1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--cool-down"), std::string::npos) << r.out;
+}
+
 TEST(CliRun, WarmupIsAnnounced) {
   Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 2 --warmup 3");
   ASSERT_EQ(r.code, 0) << r.out;
