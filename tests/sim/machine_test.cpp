@@ -23,14 +23,16 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
     EXPECT_GT(m.gpu.sms, m.nccl.channels * m.nccl.smsPerChannel);
     EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
   }
-  // h200 is h200-datasheet with what braid calibrate fitted on two H200s (the GEMMs, the copy
-  // engines, NCCL's collectives and the contention model), nothing else: the host costs, copies,
-  // links, NICs, peaks and topology stay the datasheet's.
+  // h200 is h200-datasheet with what braid calibrate fitted on two H200s (the GEMMs and how they
+  // fill the SMs, the copy engines, NCCL's collectives and the contention model), nothing else:
+  // the host costs, copies, links, NICs, peaks and topology stay the datasheet's.
   sim::Machine calibrated = sim::loadMachine("h200"), datasheet = sim::loadMachine("h200-datasheet");
   EXPECT_NE(calibrated.gpu.matmulEfficiency, datasheet.gpu.matmulEfficiency);
   EXPECT_NE(calibrated.copyEngines, datasheet.copyEngines);
   EXPECT_FALSE(calibrated.gpu.measuredGemms.empty());
   datasheet.gpu.matmulEfficiency = calibrated.gpu.matmulEfficiency;
+  datasheet.gpu.gemmWaves = calibrated.gpu.gemmWaves;
+  datasheet.gpu.gemmLatencyUs = calibrated.gpu.gemmLatencyUs;
   datasheet.gpu.measuredGemms = calibrated.gpu.measuredGemms;
   datasheet.copyEngines = calibrated.copyEngines;
   datasheet.nccl = calibrated.nccl;
