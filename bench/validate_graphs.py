@@ -32,6 +32,7 @@ import sys
 
 TIMING = re.compile(r"rank (\d+) timing (?:\[(.*?)\] )?\(CUDA graph replay, (\d+) runs, median\): wall ([0-9.]+) us")
 LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks(?: \[([a-z+-]+),)?")
+COOL_DOWN = re.compile(r"^braid run: cool-down: ([0-9.]+) ms")
 
 
 def parse_label(workload, inner):
@@ -101,6 +102,28 @@ def read_logs(dirs):
     return points, flags
 
 
+def cool_down(dirs):
+    """The --cool-down (ms) every log of `dirs` was run with; refuses logs that differ: a run that
+    starts from an idle GPU takes longer (docs/EXEC.md, Power state), so such launches are not
+    repetitions of one measurement."""
+    seen = collections.defaultdict(list)
+    for d in dirs:
+        for f in sorted(glob.glob(os.path.join(d, "run_*.log"))):
+            ms = 0.0
+            with open(f, errors="replace") as fh:
+                for line in fh:
+                    m = COOL_DOWN.search(line)
+                    if m:
+                        ms = float(m.group(1))
+                        break
+            seen[ms].append(f)
+    if len(seen) > 1:
+        parts = ", ".join(f"{ms:g} ms ({len(fs)} logs, e.g. {fs[0]})" for ms, fs in sorted(seen.items()))
+        raise SystemExit(f"validate_graphs: the logs were run with different --cool-down: {parts}; a run that "
+                         "starts from an idle GPU takes longer (docs/EXEC.md, Power state): validate them apart")
+    return next(iter(seen), 0.0)
+
+
 def simulate(braid, machine, dtype, argv, graph):
     cmd = [braid, "sim"] + argv + ["--machine", machine, "--dtype", dtype, "--json"] + (["--graph"] if graph else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -135,7 +158,10 @@ def main():
                          "points are summarized apart from the others (docs/ACCURACY.md, fit and held-out sets)")
     a = ap.parse_args()
 
+    idle = cool_down(a.dirs)
     points, flags = read_logs(a.dirs)
+    if idle:
+        print(f"launches run with --cool-down {idle:g} ms (every run starts from an idle GPU)")
     rows = []
     for key in sorted(points):
         launches = points[key]

@@ -54,6 +54,20 @@ class Labels(unittest.TestCase):
         self.assertEqual(flags[("agS", cuda)][-2:], ["--comm-backend", "cuda"])
         self.assertEqual(flags[("rsS", override)][-2:], ["--comm-backend", "cuda"])
 
+    def test_launch_sets_of_different_cool_downs_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "run_agS_p2p_1.log"), "w") as f:
+                f.write(LOG)
+            self.assertEqual(vg.cool_down([d]), 0.0)
+            with open(os.path.join(d, "run_agS_p2p_2.log"), "w") as f:
+                f.write("braid run: cool-down: 20 ms idle before every warm-up and timed run\n" + LOG)
+            with self.assertRaises(SystemExit) as e:
+                vg.cool_down([d])
+            self.assertIn("different --cool-down: 0 ms (1 logs", str(e.exception))
+            self.assertIn("20 ms (1 logs", str(e.exception))
+            os.remove(os.path.join(d, "run_agS_p2p_1.log"))
+            self.assertEqual(vg.cool_down([d]), 20.0)
+
     def test_points_fall_into_classes(self):
         self.assertEqual(vg.point_class("matmul_rs (D=2, S=1, m=8, k=8, n=8, protocol A, modulo, collective)"),
                          ("NCCL", "serial"))
