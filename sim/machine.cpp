@@ -36,6 +36,7 @@ E enumOf(const std::string& name, const E (&all)[N], const char* (*nameOf)(E), c
 constexpr Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp32, Precision::kFp64};
 constexpr NcclAlgorithm kAlgorithms[] = {NcclAlgorithm::kRing, NcclAlgorithm::kTree};
 constexpr NcclProtocol kProtocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+constexpr GemmWaves kGemmWaves[] = {GemmWaves::kWhole, GemmWaves::kFractional};
 
 PerPrecision readPerPrecision(Obj o) {
   PerPrecision p{};
@@ -226,12 +227,8 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
       t.done();
       m.gpu.gemmTiles.push_back(tile);
     }
-    if (g.has("gemm_waves")) {  // optional: "whole" by default
-      std::string w = g.str("gemm_waves");
-      if (w == "whole") m.gpu.gemmWaves = GemmWaves::kWhole;
-      else if (w == "fractional") m.gpu.gemmWaves = GemmWaves::kFractional;
-      else g.fail(g.at("gemm_waves"), "expected \"whole\" or \"fractional\", got \"" + w + "\"");
-    }
+    if (g.has("gemm_waves"))  // optional: "whole" by default
+      m.gpu.gemmWaves = enumOf(g.str("gemm_waves"), kGemmWaves, gemmWavesName, g, g.at("gemm_waves"), "wave model");
     if (g.has("gemm_latency_us")) m.gpu.gemmLatencyUs = g.nonNegative("gemm_latency_us");
     m.gpu.launchLatencyUs = g.nonNegative("launch_latency_us");
     m.gpu.kernelMinUs = g.nonNegative("kernel_min_us");
