@@ -124,6 +124,11 @@ BRAID_REGISTER_COMMAND(Command{
                                     "(a GEMM on an H200 slows by 15-17% after 40-100 ms of load; 50 ms idle restores it; "
                                     "default 0)")
                          ->check(CLI::Range(0.0, 10000.0)));
+      only.push_back(sub.add_option("--gemm-operands", m.gemmOperands,
+                                    "the values GEMMs compute on: integers (in [-2, 2], what `braid run` seeds; default) "
+                                    "or normal (like real data). On an H200 bf16 GEMMs take 4-14% longer on normal values: "
+                                    "calibrate on the values the runs you predict compute on (docs/CALIBRATION.md)")
+                         ->check(CLI::IsMember({"integers", "normal"})));
       only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)"));
       only.push_back(sub.add_option("--only", m.only, "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine"));
       only.push_back(sub.add_option("--min-bytes", m.minBytes, "smallest collective / p2p message (default 65536)")

@@ -17,6 +17,7 @@ struct MeasureConfig {
   int64_t reps = 10;             // timed runs per measurement (the median is kept)
   int64_t warmup = 3;            // untimed runs first
   double coolDownMs = 0;         // idle before each measurement (MicrobenchPlan::coolDownMs)
+  std::string gemmOperands = "integers";  // the GEMMs' operand values (MicrobenchPlan::gemmOperands)
   std::string dtypes;            // GEMM dtypes ("": bf16,fp16,fp32 on cuda, fp32 on cpu)
   std::string only;              // parts to measure ("": all)
   double minBytes = 0;           // 0: 64 KiB

@@ -138,6 +138,11 @@ BRAID_REGISTER_COMMAND(Command{
                                          "ignored under torchrun / mpirun, which set the world")
           ->check(rankCount());
       sub.add_option("--seed", c.seed, "seed of the random inputs")->default_val(0);
+      sub.add_option("--inputs", c.inputs,
+                     "what the seeded inputs hold: integers (in [-2, 2], exact sums; default) or normal (standard "
+                     "normal values, like real data; checked within the dtype's tolerance). A GEMM's time depends "
+                     "on it: on an H200 bf16 GEMMs run 4-14% slower on normal values (docs/EXEC.md, Input values)")
+          ->check(CLI::IsMember({"integers", "normal"}));
       sub.add_flag("--check", a->check, "compare outputs with the float64 reference (default)");
       sub.add_flag("--no-check", a->no_check, "only run and print output checksums");
       sub.add_option("--timeout", c.timeoutSec, "seconds before a stuck run is stopped (every rank)")

@@ -117,13 +117,14 @@ CheckResult runAndCheck(const HostProgram& program, const Fusion* ref, Communica
     const TensorView& ptv = *program.inputs()[i];
     at::Tensor full = loaded[i];
     std::vector<int64_t> shape = ref ? fullShape(*ref->inputs()[i], b, true) : fullShape(ptv, b);
-    const std::string cacheKey = std::to_string(opt.seed) + "/" + std::to_string(i) + "/" + shapeStr(shape);
+    const std::string cacheKey = std::string(inputValuesName(opt.inputValues)) + "/" + std::to_string(opt.seed) + "/" +
+                                 std::to_string(i) + "/" + shapeStr(shape);
     if (!full.defined() && opt.inputCache) {
       auto it = opt.inputCache->find(cacheKey);
-      full = it != opt.inputCache->end() ? it->second : randomInput(shape, opt.seed, static_cast<int64_t>(i));
+      full = it != opt.inputCache->end() ? it->second : randomInput(shape, opt.seed, static_cast<int64_t>(i), opt.inputValues);
       drawn[cacheKey] = full;
     } else if (!full.defined()) {
-      full = randomInput(shape, opt.seed, static_cast<int64_t>(i));
+      full = randomInput(shape, opt.seed, static_cast<int64_t>(i), opt.inputValues);
     } else if (full.sizes().vec() != shape) {
       throw Error("input file for " + ptv.nameStr() + " has shape " + shapeStr(full.sizes()) + ", expected " +
                   shapeStr(shape));

@@ -15,6 +15,7 @@
 #include "exec/communicator.h"
 #include "exec/evaluator.h"
 #include "exec/host_profile.h"
+#include "exec/reference.h"
 #include "ir/timeline.h"
 #include "ir/host_ir.h"
 
@@ -22,6 +23,7 @@ namespace braid::exec {
 
 struct CheckOptions {
   uint64_t seed = 0;
+  InputValues inputValues = InputValues::kIntegers;  // what the seeded inputs hold (ir/input_values.h)
   int64_t numberOfStreams = 4;
   Bindings bindings;
   bool check = true;                 // compare with the reference (when one is given)

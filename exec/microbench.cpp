@@ -193,8 +193,8 @@ class Bench {
       as.insert(as.begin(), g.batch);
       cs.insert(cs.begin(), g.batch);
     }
-    o.a = at::randn(as, opts(t));
-    o.b = at::randn({g.k, g.n}, opts(t));
+    o.a = drawValues(as, plan_.gemmOperands, opts(t));
+    o.b = drawValues({g.k, g.n}, plan_.gemmOperands, opts(t));
     o.c = at::empty(cs, opts(t));
     return o;
   }

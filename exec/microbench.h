@@ -25,6 +25,7 @@
 
 #include "exec/communicator.h"
 #include "exec/device.h"
+#include "exec/reference.h"
 #include "ir/host_ir.h"
 #include "ir/types.h"
 
@@ -73,6 +74,9 @@ struct MicrobenchPlan {
   // clocks of an idle GPU: on an H200 a GEMM slows by 15-17% after 40-100 ms of back-to-back
   // load (the power cap), and 50 ms idle restores it (docs/CALIBRATION.md, "Power state").
   double coolDownMs = 0;
+  // The values of every GEMM's operands (overlaps' GEMMs too): a GEMM's time depends on them
+  // (ir/input_values.h), so the default is what `braid run` seeds its inputs with.
+  InputValues gemmOperands = InputValues::kIntegers;
 };
 
 struct OverlapTimes {

@@ -17,10 +17,21 @@
 
 namespace braid::exec {
 
-at::Tensor randomInput(const std::vector<int64_t>& shape, uint64_t seed, int64_t index) {
+InputValues inputValuesNamed(const std::string& name) {
+  if (std::optional<InputValues> v = parseInputValues(name)) return *v;
+  throw Error("unknown input values \"" + name + "\" (expected integers or normal)");
+}
+
+at::Tensor randomInput(const std::vector<int64_t>& shape, uint64_t seed, int64_t index, InputValues values) {
   uint64_t s = seed * 1000003ULL + static_cast<uint64_t>(index) * 7919ULL + 12345ULL;
   at::Generator gen = at::detail::createCPUGenerator(s);
-  return at::randint(-2, 3, shape, gen, at::TensorOptions().dtype(at::kDouble));
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  return values == InputValues::kIntegers ? at::randint(-2, 3, shape, gen, f64) : at::randn(shape, gen, f64);
+}
+
+at::Tensor drawValues(at::IntArrayRef shape, InputValues values, const at::TensorOptions& options) {
+  if (values == InputValues::kNormal) return at::randn(shape, options);
+  return at::randint(-2, 3, shape, options);
 }
 
 std::vector<int64_t> fullShape(const TensorView& tv, const Bindings& b, bool logical) {

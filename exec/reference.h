@@ -14,13 +14,21 @@
 #include <ATen/ATen.h>
 
 #include "ir/fusion.h"
+#include "ir/input_values.h"
 #include "ir/scalar.h"
 
 namespace braid::exec {
 
-// A float64 tensor of small integers in [-2, 2] (exact in every dtype braid runs, so the lowered
-// program's float32 sums are exact and only 16-bit types round). Deterministic in (seed, index).
-at::Tensor randomInput(const std::vector<int64_t>& shape, uint64_t seed, int64_t index);
+// The values named by a flag (--inputs, --gemm-operands); throws braid::Error on another name.
+InputValues inputValuesNamed(const std::string& name);
+
+// A float64 tensor of `values` (ir/input_values.h), deterministic in (seed, index).
+at::Tensor randomInput(const std::vector<int64_t>& shape, uint64_t seed, int64_t index,
+                       InputValues values = InputValues::kIntegers);
+
+// A tensor of `values` drawn where `options` say (a GPU: no host copy of a large operand), for
+// microbenchmarks; not seeded.
+at::Tensor drawValues(at::IntArrayRef shape, InputValues values, const at::TensorOptions& options);
 
 // The full shape of tv: device-parallel axes at their extent. `logical`: from the logical domain
 // (a tensor of the unlowered fusion); otherwise from the buffer domain (a program's tensor).

@@ -412,6 +412,16 @@ static void chooseSmSharing(Machine& mc, const Measurements& m, std::vector<std:
 static void attachMeasuredGemms(CalibrationResult& out, const Machine& base, const Measurements& m) {
   std::vector<MeasuredGemm>& table = out.machine.gpu.measuredGemms;
   table = base.gpu.measuredGemms;
+  // Times on other operand values are not this machine's (ir/input_values.h): a GEMM's time
+  // depends on them by 4-14% on an H200. A base that does not record its values keeps its table.
+  const auto& was = base.gpu.gemmOperands;
+  const auto& now = out.machine.gpu.gemmOperands;
+  if (!m.gemms.empty() && !table.empty() && was && now && *was != *now) {
+    out.notes.push_back("gpu.measured_gemms: the base's " + std::to_string(table.size()) + " GEMM shapes were timed on " +
+                        inputValuesName(*was) + " operands, these measurements on " + inputValuesName(*now) +
+                        ": the base's are dropped");
+    table.clear();
+  }
   for (const GemmMeasurement& g : m.gemms) {
     auto same = std::find_if(table.begin(), table.end(), [&](const MeasuredGemm& t) { return t.shape == g.shape; });
     if (same != table.end()) same->us = g.us;
@@ -506,8 +516,18 @@ static void chooseGemmWaves(Machine& mc, const Measurements& m, std::vector<std:
   mc.gpu.matmulTflops = best.matmulTflops;
 }
 
+// The operand values the GEMMs were measured on (meta.gemm_operands): every measurement file
+// written before braid recorded them drew normal values. The base's when no GEMM was measured.
+static std::optional<InputValues> gemmOperandsOf(const Machine& base, const Measurements& m) {
+  if (m.gemms.empty()) return base.gpu.gemmOperands;
+  auto it = m.meta.find("gemm_operands");
+  if (it == m.meta.end()) return InputValues::kNormal;
+  return parseInputValues(it->second);  // checked when the file was read
+}
+
 CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   CalibrationResult out;
+  const std::optional<InputValues> operands = gemmOperandsOf(base, m);
   Machine start = base;
   start.gpu.measuredGemms.clear();  // the curve is fitted to every GEMM measured, table or not
   chooseGemmWaves(start, m, out.notes);
@@ -527,6 +547,7 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   std::vector<double> before = predicted(base, m), after = predicted(out.machine, m);
   for (size_t i = 0; i < nm; ++i) out.errors.push_back({names[i], meas[i], before[i], after[i]});
   if (!f.converged) out.notes.push_back("the fit stopped at its iteration limit before converging");
+  out.machine.gpu.gemmOperands = operands;
   attachMeasuredGemms(out, base, m);
   return out;
 }

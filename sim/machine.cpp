@@ -37,6 +37,7 @@ constexpr Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precisi
 constexpr NcclAlgorithm kAlgorithms[] = {NcclAlgorithm::kRing, NcclAlgorithm::kTree};
 constexpr NcclProtocol kProtocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
 constexpr GemmWaves kGemmWaves[] = {GemmWaves::kWhole, GemmWaves::kFractional};
+constexpr InputValues kInputValues[] = {InputValues::kIntegers, InputValues::kNormal};
 
 PerPrecision readPerPrecision(Obj o) {
   PerPrecision p{};
@@ -230,6 +231,9 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     if (g.has("gemm_waves"))  // optional: "whole" by default
       m.gpu.gemmWaves = enumOf(g.str("gemm_waves"), kGemmWaves, gemmWavesName, g, g.at("gemm_waves"), "wave model");
     if (g.has("gemm_latency_us")) m.gpu.gemmLatencyUs = g.nonNegative("gemm_latency_us");
+    if (g.has("gemm_operands"))  // optional: what the GEMM constants were measured on
+      m.gpu.gemmOperands = enumOf(g.str("gemm_operands"), kInputValues, inputValuesName, g, g.at("gemm_operands"),
+                                  "kind of operand values");
     m.gpu.launchLatencyUs = g.nonNegative("launch_latency_us");
     m.gpu.kernelMinUs = g.nonNegative("kernel_min_us");
     if (g.has("measured_gemms")) {  // optional: shapes timed by braid calibrate
@@ -359,6 +363,7 @@ std::string machineToJson(const Machine& m) {
               {"kernel_min_us", m.gpu.kernelMinUs}};
   if (m.gpu.gemmWaves != GemmWaves::kWhole) j["gpu"]["gemm_waves"] = gemmWavesName(m.gpu.gemmWaves);
   if (m.gpu.gemmLatencyUs != 0) j["gpu"]["gemm_latency_us"] = m.gpu.gemmLatencyUs;
+  if (m.gpu.gemmOperands) j["gpu"]["gemm_operands"] = inputValuesName(*m.gpu.gemmOperands);
   if (!m.gpu.measuredGemms.empty()) {
     json list = json::array();
     for (const MeasuredGemm& g : m.gpu.measuredGemms) {

@@ -7,9 +7,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/input_values.h"
 #include "ir/types.h"
 #include "sim/gemm_shape.h"
 
@@ -67,6 +69,10 @@ struct GpuModel {
   std::vector<GemmTile> gemmTiles;    // candidate tiles (wave quantization over SMs)
   GemmWaves gemmWaves = GemmWaves::kWhole;
   double gemmLatencyUs = 0;           // fixed time of every GEMM beyond its flops (prologue, epilogue, tail)
+  // The operand values the GEMM constants were measured on (braid calibrate --gemm-operands);
+  // unset for a datasheet. A GEMM's time depends on them (ir/input_values.h): the machine predicts
+  // runs on these values, and `braid validate` notes a run on the other kind.
+  std::optional<InputValues> gemmOperands;
   // GEMMs of exact shapes timed on this machine (braid calibrate): a GEMM of one of these shapes
   // takes its measured time instead of the efficiency curve's. GEMMs of equal flops can differ by
   // 15% with their shape (on two H200s, 16384x4096x4096 at 0.72 of the peak, 5376^3 at 0.80), which

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/input_values.h"
 #include "sim/json_object.h"
 
 namespace braid::sim {
@@ -78,6 +79,8 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
       if (!it.value().is_string()) root.fail("meta." + it.key(), "expected a string");
       m.meta[it.key()] = it.value().get<std::string>();
     }
+    if (auto ops = m.meta.find("gemm_operands"); ops != m.meta.end() && !parseInputValues(ops->second))
+      root.fail("meta.gemm_operands", "unknown kind of operand values \"" + ops->second + "\" (expected integers or normal)");
   }
   forEach(root, "gemm", [&](StrictJsonObject& o) {
     GemmMeasurement g;

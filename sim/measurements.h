@@ -87,7 +87,8 @@ struct OverlapMeasurement {
 
 struct Measurements {
   std::string gpu;                          // what was measured ("NVIDIA H200")
-  std::map<std::string, std::string> meta;  // date, driver, CUDA, NCCL and torch versions, ...
+  // date, driver, CUDA, NCCL and torch versions, gemm_operands (integers or normal), ...
+  std::map<std::string, std::string> meta;
   std::vector<GemmMeasurement> gemms;
   std::vector<CopyMeasurement> copies;
   std::vector<CollectiveMeasurement> collectives;

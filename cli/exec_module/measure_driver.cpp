@@ -50,6 +50,7 @@ MicrobenchPlan toBench(const sim::Measurements& m, const MeasureConfig& c, int64
   p.reps = c.reps;
   p.warmup = c.warmup;
   p.coolDownMs = c.coolDownMs;
+  p.gemmOperands = inputValuesNamed(c.gemmOperands);
   auto gemm = [](const sim::GemmShape& g) { return BenchGemm{g.m, g.n, g.k, g.batch, g.dtype}; };
   auto coll = [](const sim::CollectiveMeasurement& x) {
     return BenchCollective{x.kind, x.team, static_cast<int64_t>(x.bytes)};
@@ -141,6 +142,7 @@ int rankMain(const MeasureConfig& cfg, const RankEnv& env) {
   m.meta["comm_priority"] = cfg.commPriority;
   m.meta["plan"] = machineName + (cfg.quick ? " quick" : "") + ", " + std::to_string(cfg.reps) + " runs";
   if (cfg.coolDownMs > 0) m.meta["cool_down_ms"] = std::to_string(cfg.coolDownMs);
+  m.meta["gemm_operands"] = cfg.gemmOperands;
   for (const auto& [k, v] : microbenchSoftware()) m.meta[k] = v;
   std::ofstream out(cfg.out);
   if (!out) throw Error(cfg.out + ": cannot write the measurement file");

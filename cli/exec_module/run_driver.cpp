@@ -246,6 +246,7 @@ void writeTimelines(const RunConfig& cfg, const CheckResult& r, Communicator& co
   all.machine = machine;
   all.ranks = world;
   all.meta["backend"] = comm.backendName();
+  all.meta["inputs"] = cfg.inputs;  // what the GEMMs computed on: braid validate compares it with the machine's
   if (!cfg.timelineFile.empty()) writeTimelineFile(all, cfg.timelineFile);
   if (!cfg.traceFile.empty()) viz::writeChromeTrace(all, cfg.traceFile);
 }
@@ -385,6 +386,7 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   if (cfg.verbose && rank == 0 && !warmPass) std::cout << print(program) << std::flush;
   CheckOptions co;
   co.seed = cfg.seed;
+  co.inputValues = inputValuesNamed(cfg.inputs);
   co.numberOfStreams = prep.streams;
   co.bindings = cfg.bindings;
   co.check = cfg.check && !warmPass;
@@ -434,7 +436,8 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   std::ostringstream os;
   os << "braid run: " << prep.label << " on " << world << (world == 1 ? " rank" : " ranks") << " ["
      << comm->backendName() << (device ? ", " + device->description() : std::string())
-     << "], numberOfStreams=" << prep.streams << ", seed " << cfg.seed;
+     << "], numberOfStreams=" << prep.streams << ", seed " << cfg.seed
+     << (cfg.inputs == "integers" ? "" : " (" + cfg.inputs + " inputs)");
   if (!cfg.bindings.empty()) os << ", " << bindingsStr(cfg.bindings);
   os << "\n" << r.report;
   size_t n = program.outputs().size();

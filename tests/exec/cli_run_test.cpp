@@ -228,6 +228,19 @@ TEST(CliRun, CoolDownIdlesBeforeEveryRun) {
   EXPECT_NE(r.out.find("--cool-down"), std::string::npos) << r.out;
 }
 
+// --inputs normal: the check passes on normal values (within the tolerance) and the run says which
+// values it seeded; another kind is refused.
+TEST(CliRun, NormalInputsCheckAndAreAnnounced) {
+  NEED_GLOO();
+  Result r = braid("run matmul_ar --ranks 2 --devices 2 --m 16 --k 32 --n 8 --dtype bf16 --inputs normal");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("seed 0 (normal inputs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all 1 of 1 outputs match"), std::string::npos) << r.out;
+  r = braid("run matmul_ar --ranks 1 --devices 1 --m 16 --k 8 --n 8 --inputs ones");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--inputs"), std::string::npos) << r.out;
+}
+
 TEST(CliRun, WarmupIsAnnounced) {
   Result r = braid("run matmul_rs --ranks 1 --devices 1 --m 16 --k 8 --n 8 --repeat 2 --warmup 3");
   ASSERT_EQ(r.code, 0) << r.out;

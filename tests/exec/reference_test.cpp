@@ -57,6 +57,27 @@ TEST(Reference, InputsAreSmallIntegersAndDeterministic) {
   EXPECT_LE(a.abs().max().item<double>(), 2);
 }
 
+// --inputs normal: standard normal values, deterministic in (seed, index), not integers; the
+// microbenchmarks' draw gives the same two kinds in the dtype asked for.
+TEST(Reference, NormalInputsAreDeterministicAndNotIntegers) {
+  at::Tensor a = randomInput({4096}, 3, 1, InputValues::kNormal);
+  EXPECT_TRUE(at::equal(a, randomInput({4096}, 3, 1, InputValues::kNormal)));
+  EXPECT_FALSE(at::equal(a, randomInput({4096}, 3, 1)));
+  EXPECT_FALSE(at::equal(a, a.round()));
+  EXPECT_NEAR(a.mean().item<double>(), 0, 0.1);
+  EXPECT_NEAR(a.std().item<double>(), 1, 0.1);
+  at::Tensor i = drawValues({64, 64}, InputValues::kIntegers, at::TensorOptions().dtype(at::kBFloat16));
+  EXPECT_EQ(i.scalar_type(), at::kBFloat16);
+  at::Tensor id = i.to(at::kDouble);
+  EXPECT_TRUE(at::equal(id, id.round()));
+  EXPECT_LE(id.abs().max().item<double>(), 2);
+  EXPECT_GT(id.abs().max().item<double>(), 0);
+  at::Tensor n = drawValues({64, 64}, InputValues::kNormal, at::TensorOptions().dtype(at::kFloat)).to(at::kDouble);
+  EXPECT_FALSE(at::equal(n, n.round()));
+  EXPECT_EQ(inputValuesNamed("normal"), InputValues::kNormal);
+  EXPECT_THROW(inputValuesNamed("ones"), Error);
+}
+
 TEST(Reference, CompareSaysWhereAndByHowMuch) {
   at::Tensor want = at::zeros({2, 3}, at::kDouble);
   at::Tensor got = want.clone();
@@ -153,6 +174,22 @@ SmallWorkload smallWorkload(const std::string& name, int64_t streams, DataType d
   return {makeWorkload(name, p), std::move(program)};
 }
 
+// Normal inputs round in every dtype, and every workload's outputs still agree with the float64
+// reference within the dtype's tolerance (bf16 and float32).
+TEST(Reference, EveryWorkloadChecksOnNormalInputs) {
+  auto comm = makeSelfCommunicator();
+  for (const auto& info : workloadCatalog()) {
+    for (DataType dt : {DataType::kFloat, DataType::kBFloat16}) {
+      SmallWorkload sw = smallWorkload(info.name, 2, dt);
+      CheckOptions o;
+      o.numberOfStreams = 2;
+      o.inputValues = InputValues::kNormal;
+      CheckResult r = runAndCheck(sw.program, sw.reference.fusion.get(), *comm, o);
+      EXPECT_TRUE(r.ok && r.checked) << info.name << " " << dataTypeName(dt) << "\n" << r.report;
+    }
+  }
+}
+
 // Warm-up runs happen between the checked run and the timed ones, and are not timed.
 TEST(Reference, WarmupRunsAreRunButNotTimed) {
   auto comm = makeSelfCommunicator();
@@ -193,6 +230,16 @@ TEST(Reference, InputCacheIsReusedAndChecksTheSame) {
     EXPECT_EQ(cache.size(), prog.inputs().size());
     if (before.defined()) EXPECT_TRUE(at::equal(before, cache.begin()->second));
   }
+  // Other values are other inputs: not the cached integers.
+  SmallWorkload sw = smallWorkload("matmul_ar", 2, DataType::kDouble);
+  const at::Tensor integers = cache.begin()->second.clone();
+  CheckOptions o;
+  o.numberOfStreams = 2;
+  o.inputCache = &cache;
+  o.inputValues = InputValues::kNormal;
+  CheckResult r = runAndCheck(sw.program, sw.reference.fusion.get(), *comm, o);
+  EXPECT_TRUE(r.ok && r.checked) << r.report;
+  EXPECT_FALSE(at::equal(integers, cache.begin()->second));
 }
 
 }  // namespace

@@ -263,6 +263,36 @@ TEST(Calibrate, KeepsTheMeasuredGemmShapes) {
   EXPECT_TRUE(noted);
 }
 
+// The fitted machine records the operand values its GEMMs were measured on (meta.gemm_operands;
+// a file without it drew normal values), and a base's GEMM table timed on the other kind is
+// dropped rather than mixed with these times. Without GEMMs measured, the base's record stays.
+TEST(Calibrate, RecordsTheGemmOperandsAndDropsTimesOnOtherValues) {
+  Machine base = loadMachine("h200-datasheet");
+  base.gpu.gemmOperands = InputValues::kNormal;
+  base.gpu.measuredGemms = {{{512, 512, 512, 1, DataType::kBFloat16}, 99}};
+  Measurements m;
+  m.gpu = "test";
+  m.gemms.push_back({{8192, 8192, 8192, 1, DataType::kBFloat16}, 1400});
+  CalibrationResult same = calibrate(base, m);  // no meta: normal, like the base
+  EXPECT_EQ(same.machine.gpu.gemmOperands, InputValues::kNormal);
+  EXPECT_EQ(same.machine.gpu.measuredGemms.size(), 2u);
+  m.meta["gemm_operands"] = "integers";
+  CalibrationResult other = calibrate(base, m);
+  EXPECT_EQ(other.machine.gpu.gemmOperands, InputValues::kIntegers);
+  ASSERT_EQ(other.machine.gpu.measuredGemms.size(), 1u);
+  EXPECT_EQ(other.machine.gpu.measuredGemms[0].us, 1400);
+  bool noted = false;
+  for (const auto& n : other.notes)
+    noted |= n.find("the base's 1 GEMM shapes were timed on normal operands, these measurements on integers") !=
+             std::string::npos;
+  EXPECT_TRUE(noted);
+  Measurements noGemms;
+  noGemms.gpu = "test";
+  noGemms.meta["gemm_operands"] = "integers";
+  noGemms.copies.push_back({1e8, 400});
+  EXPECT_EQ(calibrate(base, noGemms).machine.gpu.gemmOperands, InputValues::kNormal);
+}
+
 // Copy-engine collectives alone fit the three copy_engines constants (and nothing else), and
 // recover them from exact measurements; without a reduction among them the sum's rate is kept.
 TEST(Calibrate, RecoversTheCopyEnginesFromTheirCollectives) {
@@ -342,6 +372,8 @@ TEST(Measurements, BadInputIsLocated) {
                            R"("gemm_beside_us": 1, "comm_alone_us": 1, "comm_beside_us": 1}]})")
                 .find("m.json: overlap[0].transport: expected \"nccl\" or \"cuda\""),
             std::string::npos);
+  EXPECT_EQ(errorOf(head + R"("meta": {"gemm_operands": "ones"}, "copy": [{"bytes": 10, "us": 1}]})"),
+            "m.json: meta.gemm_operands: unknown kind of operand values \"ones\" (expected integers or normal)");
   // A number out of range is a JSON error too, not an escaping exception (exit 3).
   EXPECT_NE(errorOf("{\"schema\": 1e999}").find("m.json: not valid JSON"), std::string::npos);
 }

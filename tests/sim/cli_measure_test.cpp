@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/machine.h"
 #include "sim/measurements.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_dir.h"
@@ -35,6 +36,7 @@ TEST(MeasureCli, WritesAFileThatLoadsAndFits) {
   EXPECT_EQ(got.meta.at("clock"), "host wall clock");
   EXPECT_EQ(got.meta.at("backend"), "cpu");
   EXPECT_EQ(got.meta.at("ranks"), "1");
+  EXPECT_EQ(got.meta.at("gemm_operands"), "integers");  // what braid run seeds by default
   EXPECT_FALSE(got.meta.at("date").empty());
   // 2e8 flops at most: the smallest knot of h200's curve (1e8), fp32 only.
   ASSERT_EQ(got.gemms.size(), 1u);
@@ -53,6 +55,23 @@ TEST(MeasureCli, WritesAFileThatLoadsAndFits) {
   ASSERT_EQ(f.rc, 0) << f.err;
   EXPECT_NE(f.out.find("wrote " + out), std::string::npos) << f.out;
   EXPECT_NE(testing::slurpFile(out).find("host wall clock"), std::string::npos);
+  EXPECT_EQ(sim::loadMachine(out).gpu.gemmOperands, InputValues::kIntegers);
+}
+
+// --gemm-operands normal times the GEMMs on normal values and says so in the file; another name
+// is refused before anything runs.
+TEST(MeasureCli, GemmOperandsAreChosenAndRecorded) {
+  testing::TempDir dir("braid_measure_cli_");
+  std::string m = dir.file("m.json");
+  auto r = runBraid(std::string("calibrate --measure --only gemm --gemm-operands normal -o ") + m + " " + kTiny);
+  if (withoutTorch(r)) GTEST_SKIP() << "built without libtorch";
+  ASSERT_EQ(r.rc, 0) << r.err;
+  sim::Measurements got = sim::readMeasurementsFile(m);
+  EXPECT_EQ(got.meta.at("gemm_operands"), "normal");
+  EXPECT_EQ(got.gemms.size(), 1u);
+  r = runBraid(std::string("calibrate --measure --gemm-operands ones -o ") + m + " " + kTiny);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("--gemm-operands"), std::string::npos) << r.err;
 }
 
 TEST(MeasureCli, MeasuresCollectivesOnTwoRanksAndFitsInOneGo) {

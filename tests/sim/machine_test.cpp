@@ -33,6 +33,7 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
   datasheet.gpu.matmulEfficiency = calibrated.gpu.matmulEfficiency;
   datasheet.gpu.gemmWaves = calibrated.gpu.gemmWaves;
   datasheet.gpu.gemmLatencyUs = calibrated.gpu.gemmLatencyUs;
+  datasheet.gpu.gemmOperands = calibrated.gpu.gemmOperands;
   datasheet.gpu.measuredGemms = calibrated.gpu.measuredGemms;
   datasheet.copyEngines = calibrated.copyEngines;
   datasheet.nccl = calibrated.nccl;
@@ -139,6 +140,21 @@ TEST(SimMachine, GemmWavesAndLatencyRoundTripAndBadValuesAreNamed) {
   j["gpu"]["gemm_waves"] = "whole";
   j["gpu"]["gemm_latency_us"] = -1;
   EXPECT_NE(errorFor(j).find("m.json: gpu.gemm_latency_us"), std::string::npos) << errorFor(j);
+}
+
+// gpu.gemm_operands: unset by default (a datasheet), either kind round-trips, another is named.
+TEST(SimMachine, GemmOperandsRoundTripAndBadValuesAreNamed) {
+  EXPECT_FALSE(sim::machineFromJson(h200().dump(), "m.json").gpu.gemmOperands);
+  json j = h200();
+  for (auto [name, v] : {std::pair{"integers", InputValues::kIntegers}, std::pair{"normal", InputValues::kNormal}}) {
+    j["gpu"]["gemm_operands"] = name;
+    sim::Machine m = sim::machineFromJson(j.dump(), "m.json");
+    EXPECT_EQ(m.gpu.gemmOperands, v);
+    EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "back.json"), m);
+  }
+  j["gpu"]["gemm_operands"] = "ones";
+  EXPECT_EQ(errorFor(j),
+            "m.json: gpu.gemm_operands: unknown kind of operand values \"ones\" (expected one of integers, normal)");
 }
 
 // copy_engines is optional: without it the transport's constants derive from NVLink and HBM.

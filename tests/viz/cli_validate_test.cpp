@@ -65,6 +65,43 @@ TEST(ValidateCli, AMeasurementTenPercentSlowerEverywhere) {
   EXPECT_NE(testing::slurpFile(picture).find("digraph"), std::string::npos);
 }
 
+// A machine whose GEMMs were timed on other operand values than the run seeded gets a note (a
+// measured timeline without meta.inputs seeded integers); matching values get none.
+TEST(ValidateCli, NotesGemmOperandsOtherThanTheRunsInputs) {
+  testing::TempDir dir("braid_validate_cli_");
+  Timeline t = readTimelineFile(predictedTimeline(dir));
+  t.source = "measured";
+  t.meta.erase("inputs");
+  std::string measured = dir.file("measured.json"), machine = dir.file("m.json");
+  writeTimelineFile(t, measured);
+  auto preset = runBraid("sim --machine h200 --print-machine");
+  ASSERT_EQ(preset.rc, 0) << preset.err;
+  auto write = [&](const std::string& operands) {
+    json j = json::parse(preset.out);
+    j["gpu"]["gemm_operands"] = operands;
+    std::ofstream(machine) << j.dump();
+  };
+  const std::string program = "ag_matmul --devices 2 --streams 2 --m 4096 --machine " + machine;
+  write("normal");
+  auto r = runBraid("validate --measured " + measured + " " + program);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("note: h200's GEMM constants were measured on normal operands, but the run computed on "
+                       "integers inputs"),
+            std::string::npos)
+      << r.out;
+  r = runBraid("validate --measured " + measured + " " + program + " --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["notes"].size(), 1u);
+  write("integers");
+  r = runBraid("validate --measured " + measured + " " + program);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("note:"), std::string::npos) << r.out;
+  t.meta["inputs"] = "normal";
+  writeTimelineFile(t, measured);
+  r = runBraid("validate --measured " + measured + " " + program);
+  EXPECT_NE(r.out.find("run computed on normal inputs"), std::string::npos) << r.out;
+}
+
 TEST(ValidateCli, RankStartsComeFromTheMeasuredCollectivesEnds) {
   // Rank 1's clock reads 50 us more at every event: it started 50 us before rank 0.
   testing::TempDir dir("braid_validate_cli_");
