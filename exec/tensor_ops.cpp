@@ -170,18 +170,21 @@ std::vector<int64_t> matmulShape(const at::Tensor& a, const at::Tensor& b) {
   return batch;
 }
 
-// out = a @ b, where out already has matmul's shape and type. A 2-D b and a contiguous a fold into
-// one mm over their rows, which is what torch.matmul does too, minus its reshapes and checks:
-// a host instruction's few microseconds are mostly dispatch (EXEC.md, "Host profile").
-void mmInto(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
-  if (b.dim() == 2 && a.is_contiguous()) {
-    at::Tensor o = a.dim() == 2 ? out : out.view({-1, b.size(1)});
-    at::mm_out(o, a.dim() == 2 ? a : a.view({-1, a.size(-1)}), b);
-    return;
-  }
-  at::Tensor o = out;
-  at::matmul_out(o, a, b);
+}  // namespace
+
+bool mmIntoRows(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  if (!out.defined() || b.dim() != 2 || a.dim() < 2 || !out.is_contiguous()) return false;
+  if (out.scalar_type() != a.scalar_type() || b.scalar_type() != a.scalar_type()) return false;
+  const int64_t k = a.size(-1), n = b.size(1);
+  if (k == 0 || b.size(0) != k) return false;
+  const int64_t rows = a.numel() / k;
+  if (out.numel() != rows * n) return false;
+  at::Tensor o = out.view({rows, n});
+  at::mm_out(o, a.reshape({rows, k}), b);
+  return true;
 }
+
+namespace {
 
 // `out` can take an ATen `*_out` result of `shape` and type `ct` in place (no resize, no cast).
 bool fitsOut(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType ct) {
@@ -317,8 +320,10 @@ at::Tensor evalOp(const Expr& op, const std::vector<at::Tensor>& inputs, const a
       case OpType::kMatmul: {
         at::Tensor a = as(inputs[0], ct);
         at::Tensor b = as(squeezeShardAxes(inputs[1], *op.input(1), ctx.full), ct);
+        if (mmIntoRows(out, a, b)) return out;
         if (std::vector<int64_t> shape = matmulShape(a, b); !shape.empty() && fitsOut(out, shape, ct)) {
-          mmInto(out, a, b);
+          at::Tensor o = out;
+          at::matmul_out(o, a, b);  // a batched b
           return out;
         }
         return finish(op, at::matmul(a, b), out, ctx);
@@ -327,9 +332,11 @@ at::Tensor evalOp(const Expr& op, const std::vector<at::Tensor>& inputs, const a
         at::Tensor x = as(inputs[0], ct);
         at::Tensor w = as(squeezeShardAxes(inputs[1], *op.input(1), ctx.full), ct);
         at::Tensor wt = w.transpose(-1, -2);
+        if (inputs.size() == 2 && mmIntoRows(out, x, wt)) return out;
         if (std::vector<int64_t> shape = matmulShape(x, wt);
             inputs.size() == 2 && !shape.empty() && fitsOut(out, shape, ct)) {
-          mmInto(out, x, wt);
+          at::Tensor o = out;
+          at::matmul_out(o, x, wt);  // a batched weight
           return out;
         }
         at::Tensor r = at::matmul(x, wt);

@@ -43,6 +43,14 @@ struct OpContext {
   bool native16 = false;
 };
 
+// out = a @ b for a 2-D b, computed by one GEMM straight into `out` when out (contiguous, of a's
+// type) holds exactly a's rows' results in row-major order: its shape may differ from matmul's
+// by unit axes, as a row- or column-sharded program's buffers do ([m, 1, k/D] @ [k/D, n] into
+// [m, n, 1]; the same bytes a copy of matmul's result into out would write). False, with nothing
+// done, otherwise. Before it such a GEMM wrote a temporary that was then copied into out: on an
+// H200 that took 4-21% on top of the GEMM (docs/EXEC.md, "GEMMs into their buffers").
+bool mmIntoRows(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
+
 // Evaluates `op` on `inputs` (in op->inputs() order). When `out` is defined the result is
 // written into it (`*_out` where the shapes agree, a copy otherwise) and `out` is returned;
 // otherwise the result is a new tensor, or for Set / Set.Permute a view of the input.

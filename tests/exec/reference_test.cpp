@@ -120,6 +120,25 @@ TEST(TensorOps, LinearSqueezesAShardedWeightAxis) {
   EXPECT_TRUE(at::allclose(r, at::matmul(xt, wt.squeeze(1).t())));
 }
 
+// A sharded operand's unit axis: [m, 1, k] @ [k, n] is one GEMM written straight into the
+// program's [m, n, 1] buffer, and so is a linear's transposed weight; a buffer of another size,
+// type or layout is left alone.
+TEST(TensorOps, MatmulWithUnitAxesWritesStraightIntoItsBuffer) {
+  at::Tensor a = randomInput({4, 1, 3}, 1, 0).to(at::kFloat), b = randomInput({3, 5}, 1, 1).to(at::kFloat);
+  at::Tensor out = at::full({4, 5, 1}, 7.0, at::kFloat);
+  const void* where = out.data_ptr();
+  ASSERT_TRUE(mmIntoRows(out, a, b));
+  EXPECT_EQ(out.data_ptr(), where);
+  EXPECT_TRUE(at::equal(out.reshape({4, 5}), at::matmul(a.reshape({4, 3}), b)));
+  at::Tensor w = randomInput({5, 3}, 1, 2).to(at::kFloat);
+  ASSERT_TRUE(mmIntoRows(out, a, w.t()));
+  EXPECT_TRUE(at::equal(out.reshape({4, 5}), at::matmul(a.reshape({4, 3}), w.t())));
+  EXPECT_FALSE(mmIntoRows(at::empty({4, 4}, at::kFloat), a, b));
+  EXPECT_FALSE(mmIntoRows(at::empty({4, 5, 1}, at::kDouble), a, b));
+  EXPECT_FALSE(mmIntoRows(at::empty({5, 4}, at::kFloat).t(), a, b));
+  EXPECT_FALSE(mmIntoRows(at::Tensor(), a, b));
+}
+
 TEST(TensorOps, MatmulWritesIntoAPreallocatedOutput) {
   Fusion f;
   TensorView* a = f.makeTensor({2, 3});
