@@ -33,6 +33,7 @@ import sys
 TIMING = re.compile(r"rank (\d+) timing (?:\[(.*?)\] )?\(CUDA graph replay, (\d+) runs, median\): wall ([0-9.]+) us")
 LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks(?: \[([a-z+-]+),)?")
 COOL_DOWN = re.compile(r"^braid run: cool-down: ([0-9.]+) ms")
+INPUTS = re.compile(r"^braid run: .*, seed \d+ \((\w+) inputs\)")  # absent: integers
 
 
 def parse_label(workload, inner):
@@ -102,26 +103,49 @@ def read_logs(dirs):
     return points, flags
 
 
-def cool_down(dirs):
-    """The --cool-down (ms) every log of `dirs` was run with; refuses logs that differ: a run that
-    starts from an idle GPU takes longer (docs/EXEC.md, Power state), so such launches are not
-    repetitions of one measurement."""
+def launch_setting(dirs, pattern, parse, default, flag, why):
+    """The value of a run setting that every log of `dirs` shares (`pattern`'s first match in a
+    log, through `parse`; `default` when none matches); refuses logs that differ, since such
+    launches are not repetitions of one measurement (`why` says so)."""
     seen = collections.defaultdict(list)
     for d in dirs:
         for f in sorted(glob.glob(os.path.join(d, "run_*.log"))):
-            ms = 0.0
+            value = default
             with open(f, errors="replace") as fh:
                 for line in fh:
-                    m = COOL_DOWN.search(line)
+                    m = pattern.search(line)
                     if m:
-                        ms = float(m.group(1))
+                        value = parse(m.group(1))
                         break
-            seen[ms].append(f)
+            seen[value].append(f)
     if len(seen) > 1:
-        parts = ", ".join(f"{ms:g} ms ({len(fs)} logs, e.g. {fs[0]})" for ms, fs in sorted(seen.items()))
-        raise SystemExit(f"validate_graphs: the logs were run with different --cool-down: {parts}; a run that "
-                         "starts from an idle GPU takes longer (docs/EXEC.md, Power state): validate them apart")
-    return next(iter(seen), 0.0)
+        parts = ", ".join(f"{v} ({len(fs)} logs, e.g. {fs[0]})" for v, fs in sorted(seen.items()))
+        raise SystemExit(f"validate_graphs: the logs were run with different {flag}: {parts}; {why}: validate "
+                         "them apart")
+    return next(iter(seen), default)
+
+
+def cool_down(dirs):
+    """The --cool-down (ms) every log of `dirs` was run with: a run that starts from an idle GPU
+    takes longer (docs/EXEC.md, Power state)."""
+    ms = launch_setting(dirs, COOL_DOWN, lambda s: f"{float(s):g} ms", "0 ms", "--cool-down",
+                        "a run that starts from an idle GPU takes longer (docs/EXEC.md, Power state)")
+    return float(ms.split()[0])
+
+
+def input_values(dirs):
+    """The --inputs every log of `dirs` was run with (integers unless a log says otherwise): a
+    GEMM's time depends on its operands' values (docs/EXEC.md, Input values)."""
+    return launch_setting(dirs, INPUTS, str, "integers", "--inputs",
+                          "a GEMM's time depends on its operands' values (docs/EXEC.md, Input values)")
+
+
+def machine_operands(braid, machine):
+    """The operand values `machine`'s GEMMs were calibrated on (gpu.gemm_operands), or None."""
+    r = subprocess.run([braid, "sim", "--machine", machine, "--print-machine"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"validate_graphs: braid sim --machine {machine} --print-machine failed: {r.stderr.strip()}")
+    return json.loads(r.stdout).get("gpu", {}).get("gemm_operands")
 
 
 def simulate(braid, machine, dtype, argv, graph):
@@ -162,6 +186,10 @@ def main():
     points, flags = read_logs(a.dirs)
     if idle:
         print(f"launches run with --cool-down {idle:g} ms (every run starts from an idle GPU)")
+    values, operands = input_values(a.dirs), machine_operands(a.braid, a.machine)
+    if operands and operands != values:
+        print(f"note: {a.machine}'s GEMMs were calibrated on {operands} operands, the runs' inputs were {values}: "
+              "a GEMM's time depends on its values (docs/EXEC.md, Input values)")
     rows = []
     for key in sorted(points):
         launches = points[key]

@@ -56,8 +56,8 @@ std::optional<std::string> operandMismatch(const sim::Machine& machine, const Ti
   const std::string ran = it == measured.meta.end() ? "integers" : it->second;
   const std::string fitted = inputValuesName(*machine.gpu.gemmOperands);
   if (ran == fitted) return std::nullopt;
-  return machine.name + "'s GEMM constants were measured on " + fitted + " operands, but the run computed on " + ran +
-         " inputs: a GEMM's time depends on its values (on an H200 bf16 GEMMs run 4-14% faster on integers); "
+  return machine.name + "'s GEMM constants were measured on " + fitted + " operands, but the run's inputs were " + ran +
+         ": a GEMM's time depends on its values (on an H200 bf16 GEMMs run 4-14% faster on integers); "
          "calibrate with --gemm-operands " + ran + " or run with --inputs " + fitted;
 }
 

@@ -68,6 +68,20 @@ class Labels(unittest.TestCase):
             os.remove(os.path.join(d, "run_agS_p2p_1.log"))
             self.assertEqual(vg.cool_down([d]), 20.0)
 
+    def test_launch_sets_of_different_input_values_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "run_agS_p2p_1.log"), "w") as f:
+                f.write(LOG)
+            self.assertEqual(vg.input_values([d]), "integers")
+            with open(os.path.join(d, "run_agS_p2p_2.log"), "w") as f:
+                f.write(LOG.replace("seed 0\n", "seed 0 (normal inputs)\n"))
+            with self.assertRaises(SystemExit) as e:
+                vg.input_values([d])
+            self.assertIn("different --inputs: integers (1 logs", str(e.exception))
+            self.assertIn("normal (1 logs", str(e.exception))
+            os.remove(os.path.join(d, "run_agS_p2p_1.log"))
+            self.assertEqual(vg.input_values([d]), "normal")
+
     def test_points_fall_into_classes(self):
         self.assertEqual(vg.point_class("matmul_rs (D=2, S=1, m=8, k=8, n=8, protocol A, modulo, collective)"),
                          ("NCCL", "serial"))
@@ -96,6 +110,8 @@ class Labels(unittest.TestCase):
         self.assertIn("held-out shapes (agS), all points: n=2", text)
         self.assertIn("fit shapes (), all points: none", text)
         self.assertRegex(text, r"best choice agrees in [01] of 1 shapes; within the measured spread in [01] of 1")
+        # h200's GEMMs were timed on normal operands, these runs seeded integers.
+        self.assertIn("note: h200's GEMMs were calibrated on normal operands, the runs' inputs were integers", text)
 
 
 if __name__ == "__main__":
