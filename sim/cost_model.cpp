@@ -173,7 +173,7 @@ CommCost collectiveCost(const Machine& mc, CommunicationType type, int64_t n, in
   nodes = std::clamp<int64_t>(nodes, 1, n);
   bool inter = nodes > 1;
   double dn = static_cast<double>(n);
-  if (n == 1) {  // NCCL copies locally (or does nothing): only the call remains
+  if (n == 1) {  // only the call: the local copy, when out of place, is the caller's (sim_graph.cpp)
     CommCost c;
     c.us = mc.nccl.callOverheadUs;
     return c;

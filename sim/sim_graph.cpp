@@ -50,6 +50,17 @@ double collectiveBytes(const sem::Event& e) {
   }
 }
 
+// A collective over a team of one: NCCL copies its input into its output when they are different
+// buffers (on one H200, a 128 MiB Allgather or ReduceScatter took 64-70 us, a copy at HBM speed)
+// and does nothing in place (an Allreduce of its own buffer, 2-3 us: the call).
+double loneCopyUs(const sem::Event& e, const Machine& mc) {
+  if (e.reads.empty() || e.writes.empty()) return 0;
+  const sem::Region& in = e.reads.front().region;
+  const sem::Region& out = e.writes.front().region;
+  if (in.buffer == out.buffer && in.offset == out.offset) return 0;
+  return copyCost(mc, static_cast<double>(e.bytesRead + e.bytesWritten)).totalUs();
+}
+
 int64_t nodesSpanned(const std::vector<int64_t>& team, const Machine& mc) {
   std::vector<int64_t> nodes;
   nodes.reserve(team.size());
@@ -333,6 +344,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
                                                       collectiveBytes(first))
                            : collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodes->second,
                                             collectiveBytes(first));
+    if (team.size() == 1 && !r.copyEngines) r.cost.us += loneCopyUs(first, mc);
     r.smsHeld = r.copyEngines ? 0 : ncclSms;
     for (int32_t m : grp.members) s.rendezvous[static_cast<size_t>(m)] = static_cast<int32_t>(s.rendezvousSets.size());
     s.rendezvousSets.push_back(std::move(r));

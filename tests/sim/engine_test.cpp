@@ -134,6 +134,26 @@ TEST(SimEngine, OneCommunicatorRunsItsOperationsOneAfterTheOther) {
   EXPECT_EQ(run.result.peakConcurrency, 1);
 }
 
+// A collective over a team of one: NCCL copies the input into the output when they are different
+// buffers (at HBM speed) and does nothing in place.
+TEST(SimEngine, ALoneRanksCollectiveIsALocalCopyOutOfPlaceAndNothingInPlace) {
+  const std::string text = R"(%HostIrContainer { (T0_g___bfloat[iS0{i0}] (DeviceMesh{0})) -> (T1_g___bfloat[iS1{i0}] (DeviceMesh{0})) :
+  T1_g___bfloat[iS1{i0}] (DeviceMesh{0}) = ALLOCATE(mem_type=global, zero_init=false)
+  Communication 1 (type=Allreduce, team=(0), red_op=add, input=T0_g___bfloat[iS0{i0}] (DeviceMesh{0}), output=T1_g___bfloat[iS1{i0}] (DeviceMesh{0}), backend=NCCL)
+  Wait Communication 1
+  Communication 2 (type=Allreduce, team=(0), red_op=add, input=T1_g___bfloat[iS1{i0}] (DeviceMesh{0}), output=T1_g___bfloat[iS1{i0}] (DeviceMesh{0}), backend=NCCL)
+  Wait Communication 2
+} // %HostIrContainer
+)";
+  sim::Machine m = bareMachine();
+  auto run = simulateText(text, m, {{"i0", 1 << 26}}, 1);
+  auto ars = opsNamed(run.timeline, "Allreduce");
+  ASSERT_EQ(ars.size(), 2u);
+  EXPECT_NEAR(ars[0].durationUs(), sim::copyCost(m, 2.0 * 2 * (1 << 26)).totalUs(), kEps);
+  EXPECT_GT(ars[0].durationUs(), 50);  // 128 MiB read and written
+  EXPECT_NEAR(ars[1].durationUs(), 0, kEps);
+}
+
 TEST(SimEngine, TwoCommunicatorsRunTogetherAndShareTheLinks) {
   sim::Machine m = bareMachine();
   auto apart = simulateText(twoAllgathers("UCC"), m, {{"i0", 1 << 24}});
