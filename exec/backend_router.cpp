@@ -40,6 +40,10 @@ class BackendRouter : public Communicator {
   WorkPtr allreduce(const std::vector<int64_t>& t, const at::Tensor& buf, ReduceOp op) override {
     return current_->allreduce(t, buf, op);
   }
+  WorkPtr allreduceInto(const std::vector<int64_t>& t, const at::Tensor& in, const at::Tensor& out,
+                        ReduceOp op) override {
+    return current_->allreduceInto(t, in, out, op);
+  }
   WorkPtr reduceScatter(const std::vector<int64_t>& t, const at::Tensor& in, const at::Tensor& out,
                         ReduceOp op) override {
     return current_->reduceScatter(t, in, out, op);

@@ -68,6 +68,13 @@ class Communicator {
   virtual WorkPtr allgather(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out) = 0;
   // buf = op over every member's buf (in place).
   virtual WorkPtr allreduce(const std::vector<int64_t>& team, const at::Tensor& buf, ReduceOp op) = 0;
+  // out = op over every member's in, out of place (in and out: the same element count and type,
+  // each read in its own row-major order), in one pass over the data; null when this backend has
+  // no such operation: the caller then copies in into out and reduces out in place (a second pass
+  // over the whole buffer on the GPU, 64 us for 128 MiB on an H200).
+  virtual WorkPtr allreduceInto(const std::vector<int64_t>&, const at::Tensor&, const at::Tensor&, ReduceOp) {
+    return nullptr;
+  }
   // in viewed flat as [team, out.numel()]; member j gets op over every member's row j.
   virtual WorkPtr reduceScatter(const std::vector<int64_t>& team, const at::Tensor& in, const at::Tensor& out,
                                 ReduceOp op) = 0;

@@ -351,8 +351,12 @@ void Evaluator::postCommunication(const Communication& c) {
     case CommunicationType::kAllreduce:
       need(in, "input");
       if (!out.defined()) out = in;
-      if (!out.is_same(in)) writeInto(out, in, "Allreduce output");
-      w = comm_.allreduce(c.team, out, op);
+      if (!out.is_alias_of(in) && out.numel() == in.numel() && out.scalar_type() == in.scalar_type())
+        w = comm_.allreduceInto(c.team, in, out, op);
+      if (!w) {
+        if (!out.is_same(in)) writeInto(out, in, "Allreduce output");
+        w = comm_.allreduce(c.team, out, op);
+      }
       break;
     case CommunicationType::kReduceScatter:
       need(in, "input"), need(out, "output");

@@ -130,6 +130,17 @@ class NcclCommunicator : public Communicator {
     return finish(op);
   }
 
+  WorkPtr allreduceInto(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out,
+                        ReduceOp r) override {
+    Team& t = team(tm, "allreduce");
+    Op op = begin(t, "Allreduce");
+    at::Tensor i = op.stageIn(in), o = op.stageOut(out);
+    nccl(ncclAllReduce(i.data_ptr(), o.data_ptr(), static_cast<size_t>(i.numel()), ncclType(i.scalar_type()), ncclOp(r),
+                       t.comm, t.raw),
+         "ncclAllReduce");
+    return finish(op);
+  }
+
   WorkPtr reduceScatter(const std::vector<int64_t>& tm, const at::Tensor& in, const at::Tensor& out,
                         ReduceOp r) override {
     Team& t = team(tm, "reduce-scatter");
