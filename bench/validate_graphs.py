@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 TIMING = re.compile(r"rank (\d+) timing (?:\[(.*?)\] )?\(CUDA graph replay, (\d+) runs, median\): wall ([0-9.]+) us")
-LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks(?: \[([a-z+-]+),)?")
+LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks?(?: \[([a-z+-]+),)?")
 COOL_DOWN = re.compile(r"^braid run: cool-down: ([0-9.]+) ms")
 INPUTS = re.compile(r"^braid run: .*, seed \d+ \((\w+) inputs\)")  # absent: integers
 

@@ -344,8 +344,9 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
                                                       collectiveBytes(first))
                            : collectiveCost(mc, first.comm->type, static_cast<int64_t>(team.size()), nodes->second,
                                             collectiveBytes(first));
-    if (team.size() == 1 && !r.copyEngines) r.cost.us += loneCopyUs(first, mc);
-    r.smsHeld = r.copyEngines ? 0 : ncclSms;
+    const bool lone = team.size() == 1;  // NCCL launches no kernel: a memcpy or nothing
+    if (lone && !r.copyEngines) r.cost.us += loneCopyUs(first, mc);
+    r.smsHeld = r.copyEngines || lone ? 0 : ncclSms;
     for (int32_t m : grp.members) s.rendezvous[static_cast<size_t>(m)] = static_cast<int32_t>(s.rendezvousSets.size());
     s.rendezvousSets.push_back(std::move(r));
   }

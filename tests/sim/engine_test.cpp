@@ -154,6 +154,33 @@ TEST(SimEngine, ALoneRanksCollectiveIsALocalCopyOutOfPlaceAndNothingInPlace) {
   EXPECT_NEAR(ars[1].durationUs(), 0, kEps);
 }
 
+// NCCL launches no kernel for a team of one: its copy holds none of the SMs its channels would,
+// and a GEMM beside it keeps every SM.
+TEST(SimEngine, ALoneRanksCopyLeavesAGemmBesideItEverySm) {
+  const std::string text = R"(%HostIrContainer { (T0_g___bfloat[iS0{i0}, iS1{i1}] (DeviceMesh{0}), T1_g___bfloat[iS2{i1}, iS3{i2}] (DeviceMesh{0}), T5_g___bfloat[iS8{i3}] (DeviceMesh{0})) -> (T2_g___bfloat[iS4{i0}, iS5{i2}] (DeviceMesh{0}), T6_g___bfloat[iS9{i3}] (DeviceMesh{0})) :
+  GetCurrentStream into Stream 0
+  SetCurrentStream to Stream 1
+  Synchronize Stream 0
+  T2_g___bfloat[iS4{i0}, iS5{i2}] (DeviceMesh{0})
+     = matmul(T0_g___bfloat[iS0{i0}, iS1{i1}] (DeviceMesh{0}),
+              T1_g___bfloat[iS2{i1}, iS3{i2}] (DeviceMesh{0}))
+  SetCurrentStream to Stream 2
+  Synchronize Stream 0
+  T6_g___bfloat[iS9{i3}] (DeviceMesh{0}) = ALLOCATE(mem_type=global, zero_init=false)
+  Communication 1 (type=Allreduce, team=(0), red_op=add, input=T5_g___bfloat[iS8{i3}] (DeviceMesh{0}), output=T6_g___bfloat[iS9{i3}] (DeviceMesh{0}), backend=NCCL)
+  Wait Communication 1
+  SetCurrentStream to Stream 0
+  Synchronize Stream 1
+  Synchronize Stream 2
+} // %HostIrContainer
+)";
+  sim::Machine m = bareMachine();
+  m.contention.smSharing = true;
+  auto run = simulateText(text, m, {{"i0", 8192}, {"i1", 8192}, {"i2", 8192}, {"i3", 1 << 26}}, 1);
+  EXPECT_NEAR(onlyOp(run.timeline, "matmul").durationUs(), matmulCost(m, 8192, 8192, 8192).totalUs(), 1e-3);
+  EXPECT_GT(onlyOp(run.timeline, "Allreduce").durationUs(), 50);
+}
+
 TEST(SimEngine, TwoCommunicatorsRunTogetherAndShareTheLinks) {
   sim::Machine m = bareMachine();
   auto apart = simulateText(twoAllgathers("UCC"), m, {{"i0", 1 << 24}});
