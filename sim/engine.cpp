@@ -171,7 +171,7 @@ class Engine {
         j.startedAt = now_;
         j.lastWave = g_.kernels[static_cast<size_t>(k)].tiles <= 0;  // many small CTAs: never holds the queue
         int32_t gpu = g_.gpu[i];
-        j.queued = mc_.contention.kernelsWaitForDispatch && dispatchBlocks(gpu, now_);
+        if (mc_.contention.kernelsWaitForDispatch) queueInLaunchOrder(gpu, e);
         gpus_[static_cast<size_t>(gpu)].kernels.push_back(e);
         reflow(gpu);
         break;
@@ -253,6 +253,24 @@ class Engine {
       if (!kj.lastWave && kj.startedAt <= since) return true;
     }
     return false;
+  }
+
+  // contention.kernels_wait_for_dispatch for kernel event e starting now: it waits behind a kernel
+  // still dispatching that started before it, or at this instant but was issued before it; and
+  // kernels that started at this instant but were issued after it now wait behind it. Several
+  // kernels start at one instant when nothing holds them back (a graph replay's chunks, each on its
+  // stream): the GPU takes them in the order the program launched them, not in the order the
+  // simulation happens to reach them (on one H200 two chunks of a GEMM-then-collective program ran
+  // faster than one, which only that order gives; ACCURACY.md, tenth session).
+  void queueInLaunchOrder(int32_t gpu, int32_t e) {
+    Job& j = kernelJobs_[static_cast<size_t>(g_.kernel[static_cast<size_t>(e)])];
+    j.queued = false;
+    for (int32_t o : gpus_[static_cast<size_t>(gpu)].kernels) {
+      Job& oj = kernelJobs_[static_cast<size_t>(g_.kernel[static_cast<size_t>(o)])];
+      if (oj.lastWave) continue;
+      if (oj.startedAt < now_ || o < e) j.queued = true;
+      else if (!oj.queued) oj.queued = true;  // same instant, issued after e
+    }
   }
 
   // Kernels queued on `gpu` whose predecessors in launch order have all dispatched their last

@@ -136,5 +136,38 @@ TEST(SimDispatch, AKernelBehindAMultiWaveGemmWaitsForItsLastWaveWhenAsked) {
   EXPECT_LT(off.end[2], 300);
 }
 
+// Two multi-wave GEMMs that start at the same instant on two streams (a graph replay's chunks):
+// the one the program launched first dispatches first, whichever the simulation reaches first.
+// Here the first (event 1) waits for a marker (event 0) that ends at that instant too, so the
+// engine reaches the second GEMM (event 2) before it.
+TEST(SimDispatch, KernelsStartingAtOneInstantDispatchInLaunchOrder) {
+  sim::SimGraph g;
+  g.numGpus = 1;
+  g.kind = {sim::NodeKind::kMarker, sim::NodeKind::kKernel, sim::NodeKind::kKernel};
+  g.gpu = {0, 0, 0};
+  g.stream = {0, 0, 1};
+  g.hostReady = {0, 0, 0};
+  g.kernel = {-1, 0, 1};
+  g.rendezvous = {-1, -1, -1};
+  g.preds = {0};
+  g.predKind = {sim::DepKind::kStream};
+  g.predBegin = {0, 0, 1, 1};
+  g.succs = {1};
+  g.succBegin = {0, 1, 1, 1};
+  sim::KernelCost big;
+  big.computeUs = 400;
+  big.tiles = 4 * 132;  // 4 waves of 100 us
+  g.kernels = {big, big};
+  g.streams = {{0, TimelineStreamKind::kWorker, "a"}, {0, TimelineStreamKind::kWorker, "b"}};
+  g.hostEnd = {0};
+  sim::Machine m = machine(false);
+  m.contention.kernelsWaitForDispatch = true;
+  sim::EngineResult r = sim::runEngine(g, m);
+  EXPECT_NEAR(r.start[1], 0, 1e-6);
+  EXPECT_NEAR(r.start[2], 0, 1e-6);
+  EXPECT_LT(r.end[1], r.end[2]);  // the first launched runs first...
+  EXPECT_GT(r.end[2], 300 + 400 - 1e-6);  // ...and the second gets SMs only at its last wave
+}
+
 }  // namespace
 }  // namespace braid
