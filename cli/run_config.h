@@ -23,7 +23,7 @@ struct RunConfig {
   bool devicesSet = false;         // --devices given
   std::optional<int64_t> streams;  // numberOfStreams (files: default 4; workloads: their S)
   uint64_t seed = 0;
-  std::string inputs = "integers";  // --inputs: the values seeded inputs hold (exec/reference.h, InputValues)
+  std::string inputs = "integers";  // --inputs: the values seeded inputs hold (ir/input_values.h)
   bool check = true;
   double timeoutSec = 60;
   Bindings bindings;               // --bind i0=8
