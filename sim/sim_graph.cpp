@@ -55,9 +55,7 @@ double collectiveBytes(const sem::Event& e) {
 // and does nothing in place (an Allreduce of its own buffer, 2-3 us: the call).
 double loneCopyUs(const sem::Event& e, const Machine& mc) {
   if (e.reads.empty() || e.writes.empty()) return 0;
-  const sem::Region& in = e.reads.front().region;
-  const sem::Region& out = e.writes.front().region;
-  if (in.buffer == out.buffer && in.offset == out.offset) return 0;
+  if (e.reads.front().region.sameElements(e.writes.front().region)) return 0;  // in place
   return copyCost(mc, static_cast<double>(e.bytesRead + e.bytesWritten)).totalUs();
 }
 

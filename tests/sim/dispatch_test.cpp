@@ -101,29 +101,46 @@ TEST(SimDispatch, TheOverlapMicrobenchmarkSeesCollectivesPacedByTheGemms) {
   EXPECT_NEAR(sim::simulateOverlap(m, g, c).commBesideUs, p.commAloneUs, 1e-6);
 }
 
+// One GPU's nodes of `kinds`, each on its own worker stream, issued at `ready`, the kernels among
+// them costing `kernels` in order; no dependencies (a test adds its own).
+sim::SimGraph oneGpu(const std::vector<sim::NodeKind>& kinds, const std::vector<double>& ready,
+                     const std::vector<sim::KernelCost>& kernels) {
+  sim::SimGraph g;
+  g.numGpus = 1;
+  g.kind = kinds;
+  g.hostReady = ready;
+  const size_t n = kinds.size();
+  g.gpu.assign(n, 0);
+  g.rendezvous.assign(n, -1);
+  g.predBegin.assign(n + 1, 0);
+  g.succBegin.assign(n + 1, 0);
+  for (size_t i = 0, k = 0; i < n; ++i) {
+    g.stream.push_back(static_cast<int32_t>(i));
+    g.streams.push_back({0, TimelineStreamKind::kWorker, std::string(1, static_cast<char>('a' + i))});
+    g.kernel.push_back(kinds[i] == sim::NodeKind::kKernel ? static_cast<int32_t>(k++) : -1);
+  }
+  g.kernels = kernels;
+  g.hostEnd = {0};
+  return g;
+}
+
+// A GEMM of 4 waves of 100 us on the H200's 132 SMs: the last is out at 300 us.
+sim::KernelCost fourWaveGemm() {
+  sim::KernelCost big;
+  big.computeUs = 400;
+  big.tiles = 4 * 132;
+  return big;
+}
+
 // contention.kernels_wait_for_dispatch: a kernel on another stream, started while a multi-wave
 // GEMM still dispatches, gets SMs at that GEMM's last wave (a second GEMM, and a small kernel of
 // no tiles alike); off, they share the SMs at once. In launch order: a third kernel waits for the
 // second.
 TEST(SimDispatch, AKernelBehindAMultiWaveGemmWaitsForItsLastWaveWhenAsked) {
-  sim::SimGraph g;
-  g.numGpus = 1;
-  g.kind = {sim::NodeKind::kKernel, sim::NodeKind::kKernel, sim::NodeKind::kKernel};
-  g.gpu = {0, 0, 0};
-  g.stream = {0, 1, 2};
-  g.hostReady = {0, 50, 60};
-  g.kernel = {0, 1, 2};
-  g.rendezvous = {-1, -1, -1};
-  g.predBegin = {0, 0, 0, 0};
-  g.succBegin = {0, 0, 0, 0};
-  sim::KernelCost big, small;
-  big.computeUs = 400;
-  big.tiles = 4 * 132;  // 4 waves of 100 us; the last is out at 300 us
+  sim::KernelCost small;
   small.computeUs = 10;  // no tiles: never holds the queue itself
-  g.kernels = {big, big, small};
-  g.streams = {{0, TimelineStreamKind::kWorker, "a"}, {0, TimelineStreamKind::kWorker, "b"},
-               {0, TimelineStreamKind::kWorker, "c"}};
-  g.hostEnd = {0};
+  const sim::NodeKind kernel = sim::NodeKind::kKernel;
+  sim::SimGraph g = oneGpu({kernel, kernel, kernel}, {0, 50, 60}, {fourWaveGemm(), fourWaveGemm(), small});
   sim::Machine m = machine(false);
   m.contention.kernelsWaitForDispatch = true;
   sim::EngineResult on = sim::runEngine(g, m);
@@ -141,25 +158,13 @@ TEST(SimDispatch, AKernelBehindAMultiWaveGemmWaitsForItsLastWaveWhenAsked) {
 // Here the first (event 1) waits for a marker (event 0) that ends at that instant too, so the
 // engine reaches the second GEMM (event 2) before it.
 TEST(SimDispatch, KernelsStartingAtOneInstantDispatchInLaunchOrder) {
-  sim::SimGraph g;
-  g.numGpus = 1;
-  g.kind = {sim::NodeKind::kMarker, sim::NodeKind::kKernel, sim::NodeKind::kKernel};
-  g.gpu = {0, 0, 0};
-  g.stream = {0, 0, 1};
-  g.hostReady = {0, 0, 0};
-  g.kernel = {-1, 0, 1};
-  g.rendezvous = {-1, -1, -1};
-  g.preds = {0};
+  sim::SimGraph g = oneGpu({sim::NodeKind::kMarker, sim::NodeKind::kKernel, sim::NodeKind::kKernel}, {0, 0, 0},
+                           {fourWaveGemm(), fourWaveGemm()});
+  g.preds = {0};  // event 1 follows the marker
   g.predKind = {sim::DepKind::kStream};
   g.predBegin = {0, 0, 1, 1};
   g.succs = {1};
   g.succBegin = {0, 1, 1, 1};
-  sim::KernelCost big;
-  big.computeUs = 400;
-  big.tiles = 4 * 132;  // 4 waves of 100 us
-  g.kernels = {big, big};
-  g.streams = {{0, TimelineStreamKind::kWorker, "a"}, {0, TimelineStreamKind::kWorker, "b"}};
-  g.hostEnd = {0};
   sim::Machine m = machine(false);
   m.contention.kernelsWaitForDispatch = true;
   sim::EngineResult r = sim::runEngine(g, m);
