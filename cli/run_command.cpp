@@ -122,6 +122,9 @@ BRAID_REGISTER_COMMAND(Command{
                      "not the one that warms the clocks and the communicators (0: no warm-up)")
           ->check(CLI::Range(int64_t{0}, int64_t{100000}))
           ->default_val(10);
+      sub.add_option("--run-times", c.runTimesFile,
+                     "write every timed run's wall and host-issue time, every rank's, as JSON Lines: one line per "
+                     "configuration (with --repeat; docs/EXEC.md, Run times)");
       sub.add_option("--cool-down", c.coolDownMs,
                      "idle milliseconds before every warm-up and timed run (all ranks), so each run starts at an "
                      "idle GPU's clocks: on an H200 back-to-back GEMMs slow by 15-17% after 40-100 ms (the power "

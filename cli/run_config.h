@@ -40,6 +40,7 @@ struct RunConfig {
   int64_t timelineRun = 0;         // --timeline-run K: the timeline of the K-th timed run (0: the checked one)
   bool graph = false;              // --graph: capture once as a CUDA graph, replay
   bool hostProfile = false;        // --host-profile: host time per statement kind over the timed runs
+  std::string runTimesFile;        // --run-times FILE: every timed run's wall and issue time (JSON Lines)
   bool poison = true;              // --no-poison: leave fresh buffers uninitialized (benchmarks)
   int64_t smCarveout = 0;          // --sm-carveout N: SMs left to the communication (cuBLAS targets the rest)
   bool commHighPriority = false;   // --comm-priority high: communicators' streams at the highest priority

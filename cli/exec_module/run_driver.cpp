@@ -18,6 +18,7 @@
 
 #include "cli/exec_module/rank_support.h"
 #include "cli/exec_module/run_driver.h"
+#include "cli/exec_module/run_times.h"
 #include "exec/check.h"
 #include "exec/communicator.h"
 #include "exec/device.h"
@@ -247,6 +248,13 @@ void writeTimelines(const RunConfig& cfg, const CheckResult& r, Communicator& co
   all.ranks = world;
   all.meta["backend"] = comm.backendName();
   all.meta["inputs"] = cfg.inputs;  // what the GEMMs computed on: braid validate compares it with the machine's
+  // Where the run stood in the power state (docs/SIM.md, "Power state"): how many runs of this
+  // configuration went before it back to back (the checked run, the warm-ups, earlier timed
+  // runs), and the idle time before each.
+  all.meta["run_index"] = std::to_string(cfg.timelineRun == 0 ? 0 : 1 + r.timings.warmupRuns + cfg.timelineRun - 1);
+  std::ostringstream cool;
+  cool << cfg.coolDownMs;
+  all.meta["cool_down_ms"] = cool.str();
   if (!cfg.timelineFile.empty()) writeTimelineFile(all, cfg.timelineFile);
   if (!cfg.traceFile.empty()) viz::writeChromeTrace(all, cfg.traceFile);
 }
@@ -339,6 +347,7 @@ int rankMain(const RunConfig& cfg, const RankEnv& env) {
     return e ? e->currentStatement() : std::string();
   });
   std::optional<Fault> fault = parseFault();
+  if (env.rank == 0 && !cfg.runTimesFile.empty()) startRunTimes(cfg.runTimesFile);
   RankState st{env, current, fault, nullptr, nullptr, {}, {}};
   announceWarmup(cfg, env.rank);
   if (cfg.sweep.empty()) return runProgram(cfg, st, "");
@@ -416,6 +425,8 @@ int runProgram(const RunConfig& cfg, RankState& st, const std::string& tag, Pass
   CheckResult r = runAndCheck(program, ref, *comm, co);
   if (warmPass) return r.ok ? 0 : 1;
   if (co.timeline) writeTimelines(cfg, r, *comm, prep.label, device->description());
+  if (!cfg.runTimesFile.empty())
+    appendRunTimes({cfg.runTimesFile, prep.label, tag, cfg.inputs, cfg.coolDownMs}, r.timings, *comm);
   if (!r.timings.wallUs.empty()) {
     const RunTimings& t = r.timings;
     double issue = median(t.issueUs);
@@ -465,6 +476,7 @@ int runCommand(const RunConfig& cfg) {
                   std::to_string(cfg.repeat));
     if (cfg.graph) throw Error("--timeline-run needs interpreted runs: nothing is timed inside a --graph replay");
   }
+  if (!cfg.runTimesFile.empty() && cfg.repeat == 0) throw Error("--run-times records the timed runs: give --repeat N");
   if (cfg.hostProfile) {
     if (cfg.graph)
       throw Error("--host-profile times the statements an interpreted run executes, and a --graph replay "

@@ -2,6 +2,8 @@
 // broken program, and stops when a rank fails or hangs.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -82,6 +84,32 @@ TEST(CliRun, OneRankRunsInProcess) {
   Result r = braid(std::string("run mlp --ranks 1 ") + kSmall + " --seed 3");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("[self]"), std::string::npos) << r.out;
+}
+
+// --run-times: one line per configuration with every timed run's wall and issue time; refused
+// without timed runs.
+TEST(CliRun, RunTimesListEveryTimedRunOfEveryConfiguration) {
+  const std::string file = tempFile("times.jsonl", "stale line\n");
+  Result r = braid("run mlp --ranks 1 --m 16 --k 8 --n 8 --repeat 3 --warmup 1 --sweep streams=1,2 --run-times " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(file);
+  std::string line;
+  std::vector<nlohmann::json> lines;
+  while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);  // the stale line is gone: the file starts empty
+  EXPECT_EQ(lines[0]["settings"], "streams=1");
+  EXPECT_EQ(lines[1]["settings"], "streams=2");
+  for (const auto& l : lines) {
+    EXPECT_EQ(l["warmup_runs"], 1);
+    EXPECT_EQ(l["graph"], false);
+    ASSERT_EQ(l["ranks"].size(), 1u);
+    EXPECT_EQ(l["ranks"][0]["wall_us"].size(), 3u);
+    EXPECT_EQ(l["ranks"][0]["issue_us"].size(), 3u);
+    for (const auto& w : l["ranks"][0]["wall_us"]) EXPECT_GT(w.get<double>(), 0);
+  }
+  Result bad = braid("run mlp --ranks 1 --m 16 --k 8 --n 8 --run-times " + file);
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--run-times records the timed runs: give --repeat N"), std::string::npos) << bad.out;
 }
 
 TEST(CliRun, LoweredFileCheckedAgainstItsWorkloadAndABrokenOneIsCaught) {
