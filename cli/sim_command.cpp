@@ -121,6 +121,7 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--graph", args->graph,
                    "predict a CUDA-graph replay (braid run --graph): no host issue, every operation runs once "
                    "its dependencies are met");
+      addPowerFlags(sub, *args);
       sub.add_flag("--print-machine", args->printMachine, "print the machine file of --machine and exit");
       addWorkloadFlags(sub, args->flags, simDefaults());
       auto budget = std::make_shared<BudgetFlags>();

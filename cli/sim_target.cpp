@@ -37,6 +37,40 @@ void addMachineFlags(CLI::App& sub, SimArgs& a) {
   sub.add_option("--gpus-per-node", a.gpusPerNode, "GPUs per node (default: the machine's)");
 }
 
+void addPowerFlags(CLI::App& sub, SimArgs& a, bool measured) {
+  sub.add_option("--power", a.power,
+                 std::string("the power state the run starts in, on a machine with a power cap (gpu.power_cap; "
+                             "docs/SIM.md, Power state): idle, N (the run follows N back-to-back runs of the same "
+                             "program), or steady (the state back-to-back runs settle in, as in a training loop)") +
+                     (measured ? "; default auto: where the measured run stood (its timeline's meta.run_index and "
+                                 "meta.cool_down_ms)"
+                               : "; default idle"));
+  sub.add_option("--power-gap", a.powerGapMs, "idle milliseconds between those back-to-back runs (default 0)");
+}
+
+sim::PowerStart parsePowerStart(const std::string& value, double gapMs) {
+  sim::PowerStart p;
+  if (!(gapMs >= 0) || gapMs > 1e9) throw Error("--power-gap must be a number of milliseconds >= 0");
+  p.gapUs = gapMs * 1e3;
+  if (value == "idle") return p;
+  if (value == "steady") {
+    p.kind = sim::PowerStart::Kind::kSteady;
+    return p;
+  }
+  size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || value.empty() || n < 0 || n > 100000)
+    throw Error("--power: '" + value + "' is not idle, steady or a number of runs (0 to 100000)");
+  p.kind = sim::PowerStart::Kind::kAfterRuns;
+  p.runs = n;
+  return p;
+}
+
 sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus_per_node) {
   if (name.empty())
     throw Error("--machine is required: a preset (" + presetList() + ") or a machine file (docs/MACHINES.md)");
@@ -121,6 +155,7 @@ void prepare(const SimArgs& a, const HostProgram* parsed, Prepared& out) {
   o.semantics.numberOfStreams = f.has(f.pool) ? f.pool : f.has(f.streams) ? f.streams : 4;
   o.fold = !a.noFold;
   o.graphReplay = a.graph;
+  o.power = parsePowerStart(a.power, a.powerGapMs);
   o.recordSmCounters = !a.trace.empty();
   if (parsed) {
     refuseLoweringFlags(f, a.target, {"streams", "pool", "comm-backend"});

@@ -33,6 +33,8 @@ struct SimArgs {
   bool noFold = false;
   bool graph = false;  // predict a CUDA-graph replay (SimOptions::graphReplay)
   bool printMachine = false;
+  std::string power = "idle";  // --power: idle, steady, or N (runs before it; SimOptions::power)
+  double powerGapMs = 0;       // --power-gap: idle ms between those runs
   WorkloadFlags flags;
 };
 
@@ -48,6 +50,13 @@ sim::Machine loadMachineFor(const std::string& name, int64_t nodes, int64_t gpus
 
 // Adds --machine, --nodes and --gpus-per-node, filling `a`.
 void addMachineFlags(CLI::App& sub, SimArgs& a);
+
+// Adds --power and --power-gap (the power state a run starts in), filling `a`; `measured`: the
+// command compares with a measured run, whose place in its runs is the default (validate).
+void addPowerFlags(CLI::App& sub, SimArgs& a, bool measured = false);
+
+// --power VALUE and --power-gap MS as a PowerStart; throws Error naming the flag when bad.
+sim::PowerStart parsePowerStart(const std::string& value, double gapMs);
 
 // One configuration to simulate: the program (lowered, or the parsed file) and its options.
 struct Prepared {

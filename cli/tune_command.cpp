@@ -212,6 +212,7 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--graph", s.graph,
                    "rank predicted CUDA-graph replays (sim --graph: no host issue); with --confirm, measure "
                    "replays (braid run --graph, --backend cuda)");
+      addPowerFlags(sub, s);
       std::vector<CLI::Option*> before = sub.get_options();
       addWorkloadFlags(sub, s.flags, simDefaults());
       // What tune searches replaces the single-valued workload flags.

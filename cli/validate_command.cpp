@@ -61,6 +61,27 @@ std::optional<std::string> operandMismatch(const sim::Machine& machine, const Ti
          "calibrate with --gemm-operands " + ran + " or run with --inputs " + fitted;
 }
 
+// --power auto: the measured run's place in its back-to-back runs, from the timeline's meta
+// (run_index: runs of the configuration before it; cool_down_ms: idle before each). A sweep's
+// earlier configurations also ran before it; they are not counted, so on a machine with a power
+// cap the start is a lower bound. A timeline without them (older braid) starts idle.
+void resolvePowerStart(SimArgs& s, const Timeline& measured) {
+  if (s.power != "auto") return;
+  auto index = measured.meta.find("run_index"), cool = measured.meta.find("cool_down_ms");
+  if (index == measured.meta.end()) {
+    s.power = "idle";
+    return;
+  }
+  s.power = index->second;
+  if (cool != measured.meta.end()) {
+    try {
+      s.powerGapMs = std::stod(cool->second);
+    } catch (const std::exception&) {
+      throw Error(measured.source + " timeline: meta.cool_down_ms '" + cool->second + "' is not a number");
+    }
+  }
+}
+
 int runValidate(ValidateArgs& a) {
   SimArgs& s = a.sim;
   if (a.measured.empty()) throw Error("--measured TIMELINE.json is required (docs/TIMELINE.md)");
@@ -68,6 +89,7 @@ int runValidate(ValidateArgs& a) {
   if (a.top < 0) throw Error("--top must not be negative");
   if (!a.picture.empty()) viz::pictureFormatOf(a.picture);  // a bad extension fails before the work
   Timeline measured = readTimelineFile(a.measured);
+  resolvePowerStart(s, measured);
   if (s.ranks == 0 && !s.flags.has(s.flags.devices)) s.ranks = measured.ranks;
   s.noFold = true;  // the comparison needs every rank's operations
   std::optional<HostProgram> parsed = parseTarget(s);
@@ -100,6 +122,10 @@ int runValidate(ValidateArgs& a) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(viz::validationJson(v));
     j["rank_start_us"] = skew;
     if (note) j["notes"] = {*note};
+    if (r.power.modelled)
+      j["power"] = {{"start", r.power.start},
+                    {"start_level", r.power.startLevel},
+                    {"capped_fraction", r.power.cappedFraction}};
     std::cout << j.dump(1) << "\n";
     return 0;
   }
@@ -112,6 +138,8 @@ int runValidate(ValidateArgs& a) {
                }())
             << viz::validationReport(v, static_cast<size_t>(a.top));
   if (note) std::cout << "note: " << *note << "\n";
+  for (const std::string& n : r.notes)
+    if (n.rfind("power: ", 0) == 0) std::cout << "note: " << n << "\n";
   for (const auto* f : {&s.timeline, &s.trace, &a.picture})
     if (!f->empty()) std::cout << "wrote " << *f << "\n";
   return 0;
@@ -125,6 +153,8 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_option("target", s.target, "the measured program: host IR file, or a workload name");
       sub.add_option("--measured", a->measured, "the measured timeline (JSON, docs/TIMELINE.md)");
       addMachineFlags(sub, s);
+      addPowerFlags(sub, s, true);
+      s.power = "auto";
       sub.add_option("--bind", s.binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
       sub.add_option("--ranks", s.ranks, "number of ranks (default: the measured timeline's)");
       sub.add_flag("--json", s.json, "print the comparison as one JSON object");

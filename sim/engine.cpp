@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "ir/error.h"
+#include "sim/power_state.h"
 
 namespace braid::sim {
 
@@ -46,9 +47,11 @@ struct Gpu {
   double last = 0;
   double busySms = 0;
   bool computeActive = false;
+  PowerState power;          // its power level and load (Machine::gpu.power)
+  int32_t powerVersion = 0;  // invalidates a kPowerCap event pushed before the load last changed
 };
 
-enum : uint8_t { kReady, kKernelDone, kCommDone, kLastWave, kCommKernelPhase };
+enum : uint8_t { kReady, kKernelDone, kCommDone, kLastWave, kCommKernelPhase, kPowerCap };
 
 struct Pending {
   double t;
@@ -78,6 +81,10 @@ class Engine {
     kernelJobs_.resize(g.kernels.size());
     commJobs_.resize(g.rendezvousSets.size());
     arrived_.assign(g.rendezvousSets.size(), 0);
+    r_.finalPowerLevel.assign(static_cast<size_t>(g.numGpus), 0);
+    r_.cappedUs.assign(static_cast<size_t>(g.numGpus), 0);
+    for (size_t gi = 0; gi < gpus_.size(); ++gi)
+      gpus_[gi].power = PowerState(mc.gpu.power, gi < o.initialPowerLevel.size() ? o.initialPowerLevel[gi] : 0);
     allSms_ = static_cast<double>(mc.gpu.sms);
     hbmCapacity_ = mc.gpu.hbmGBps * 1e3 * mc.gpu.memoryEfficiency.points.back().second;
   }
@@ -96,6 +103,7 @@ class Engine {
       if (heap_.empty()) break;
       Pending p = heap_.top();
       heap_.pop();
+      if (stale(p)) continue;  // superseded: time does not move for it (the power level decays with time)
       now_ = p.t;
       switch (p.type) {
         case kReady:
@@ -113,9 +121,22 @@ class Engine {
         case kCommKernelPhase:
           if (commJobs_[static_cast<size_t>(p.id)].version == p.version) startCommKernel(p.id);
           break;
+        case kPowerCap:  // the GPU's power reached the cap: its compute slows from now
+          if (gpus_[static_cast<size_t>(p.id)].powerVersion == p.version) reflow(p.id);
+          break;
       }
     }
-    for (size_t gi = 0; gi < gpus_.size(); ++gi) integrate(static_cast<int32_t>(gi));
+    // The program ends with its last operation: the power level is read there (an event left in
+    // the queue past it must not idle the GPUs further).
+    double last = 0;
+    for (double e : r_.end) last = std::max(last, e);
+    bool before = true;
+    for (const Gpu& G : gpus_) before = before && G.last <= last;
+    if (before && last > 0) now_ = std::min(now_, last);
+    for (size_t gi = 0; gi < gpus_.size(); ++gi) {
+      integrate(static_cast<int32_t>(gi));
+      r_.finalPowerLevel[gi] = gpus_[gi].power.level();
+    }
     for (size_t e = 0; e < n; ++e) r_.unfinished += r_.end[e] < 0 ? 1 : 0;
     if (r_.unfinished > 0) explainDeadlock();
     return std::move(r_);
@@ -123,6 +144,22 @@ class Engine {
 
  private:
   void push(double t, uint8_t type, int32_t id, int32_t version) { heap_.push({t, seq_++, id, version, type}); }
+
+  // An event pushed before its job's rate or its GPU's load changed again.
+  bool stale(const Pending& p) const {
+    switch (p.type) {
+      case kKernelDone:
+      case kLastWave:  // a rate change since pushed a new one (reflow -> scheduleLastWave)
+        return kernelJobs_[static_cast<size_t>(p.id)].version != p.version;
+      case kCommDone:
+      case kCommKernelPhase:
+        return commJobs_[static_cast<size_t>(p.id)].version != p.version;
+      case kPowerCap:
+        return gpus_[static_cast<size_t>(p.id)].powerVersion != p.version;
+      default:
+        return false;
+    }
+  }
 
   // All predecessors of e completed; `by` completed last (-1: none).
   void release(int32_t e, int32_t by, DepKind kind) {
@@ -307,6 +344,8 @@ class Engine {
   void integrate(int32_t gpu) {
     Gpu& G = gpus_[static_cast<size_t>(gpu)];
     r_.smBusyUs[static_cast<size_t>(gpu)] += G.busySms * (now_ - G.last);
+    if (G.power.capped()) r_.cappedUs[static_cast<size_t>(gpu)] += now_ - G.last;
+    G.power.advance(now_ - G.last);
     G.last = now_;
   }
 
@@ -361,12 +400,15 @@ class Engine {
         left -= share_[i];
       }
     }
-    // Time of each kernel at its SM share, then HBM sharing of the memory-bound part.
+    // Time of each kernel at its SM share, then HBM sharing of the memory-bound part. The power
+    // cap's clocks stretch the compute part; the load they answer is the one at full clocks.
+    const double clocks = updatePower(gpu, nk);
     double hbm_demand = 0;
     times_.resize(nk);
     for (size_t i = 0; i < nk; ++i) {
       const KernelCost& kc = g_.kernels[static_cast<size_t>(g_.kernel[static_cast<size_t>(G.kernels[i])])];
-      double tc = engines * kc.computeUs * (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
+      double tc = clocks * engines * kc.computeUs *
+                  (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
       times_[i] = std::max({tc, kc.memoryUs, kc.minUs});
       hbm_demand += kc.bytes / times_[i];
     }
@@ -378,7 +420,8 @@ class Engine {
       const KernelCost& kc = g_.kernels[static_cast<size_t>(k)];
       double t = times_[i];
       if (hbm_factor > 1) {
-        double tc = engines * kc.computeUs * (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
+        double tc = clocks * engines * kc.computeUs *
+                  (c.smSharing ? smSlowdown(mc_, kc.tiles, share_[i], c.smSharingWaves) : 1.0);
         t = std::max({tc, kc.memoryUs * hbm_factor, kc.minUs});
       }
       Job& j = kernelJobs_[static_cast<size_t>(k)];
@@ -408,6 +451,26 @@ class Engine {
         updateCommRate(r);
       }
     }
+  }
+
+  // The power state of `gpu` as its kernels change (shares_ set for them): its load is the share
+  // of its SMs busy on compute, each kernel weighted by how much of its time is compute at full
+  // clocks (a GEMM about 1, a copy about 0). Returns the factor on compute times, and schedules
+  // the moment the cap is reached at this load.
+  double updatePower(int32_t gpu, size_t nk) {
+    Gpu& G = gpus_[static_cast<size_t>(gpu)];
+    if (!mc_.gpu.power.enabled()) return 1;
+    double load = 0;
+    for (size_t i = 0; i < nk; ++i) {
+      const KernelCost& kc = g_.kernels[static_cast<size_t>(g_.kernel[static_cast<size_t>(G.kernels[i])])];
+      double t = std::max({kc.computeUs, kc.memoryUs, kc.minUs});
+      if (t > 0) load += share_[i] / allSms_ * std::min(1.0, kc.computeUs / t);
+    }
+    G.power.setLoad(std::min(1.0, load));
+    ++G.powerVersion;
+    double until = G.power.usUntilCap();
+    if (until > 0 && std::isfinite(until)) push(now_ + until, kPowerCap, gpu, G.powerVersion);
+    return G.power.computeFactor();
   }
 
   // ---- communications ----

@@ -7,7 +7,8 @@
 // whenever what runs beside it on its GPU changes (docs/SIM.md, "Contention"): kernels share the
 // SMs that running NCCL kernels leave free (GEMMs in whole waves of tiles), memory-bound work
 // shares HBM bandwidth, communications of one GPU share its links and slow down while a kernel
-// runs beside them. Without those effects (ContentionModel all off) every node simply runs for
+// runs beside them; under a power cap (Machine::gpu.power) compute slows once the GPU's averaged
+// power reaches it (sim/power_state.h). Without those effects (ContentionModel all off) every node simply runs for
 // its cost model's time.
 //
 // A program that cannot finish is reported with the chain of waits that blocks it, never hangs.
@@ -23,6 +24,9 @@ namespace braid::sim {
 
 struct EngineOptions {
   bool recordSmCounters = false;  // keep the busy-SM time series of every GPU (for traces)
+  // Per GPU: the power level it starts at (sim/power_state.h; empty: every GPU idle). Used only
+  // when the machine models a power cap.
+  std::vector<double> initialPowerLevel;
 };
 
 struct CounterPoint {
@@ -40,6 +44,10 @@ struct EngineResult {
   std::vector<int32_t> lastArrival;  // per rendezvous: the member whose arrival started it
   std::vector<double> smBusyUs;      // per GPU: integral of busy SMs over time (SM x us)
   std::vector<std::vector<CounterPoint>> busySms;  // per GPU, with recordSmCounters
+  // Per GPU, with a power cap (Machine::gpu.power): the power level when the program ends (the
+  // next run starts from it), and how long its compute ran at the cap's lower clocks.
+  std::vector<double> finalPowerLevel;
+  std::vector<double> cappedUs;
 
   // A program that cannot complete: `blocked` lists a chain of events, each waiting for the next;
   // with `cycle` the last waits for the first again, otherwise the last waits for a communication

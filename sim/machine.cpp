@@ -236,6 +236,15 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
                                   "kind of operand values");
     m.gpu.launchLatencyUs = g.nonNegative("launch_latency_us");
     m.gpu.kernelMinUs = g.nonNegative("kernel_min_us");
+    if (g.has("power_cap")) {  // optional: without it the GPU stays at full clocks
+      Obj p = g.child("power_cap");
+      m.gpu.power.capLoad = p.fraction("cap_load");
+      if (m.gpu.power.capLoad >= 1)
+        p.fail(p.at("cap_load"), "expected a number under 1 (a cap a full load never reaches is no cap: leave power_cap out)");
+      m.gpu.power.timeConstantUs = p.positive("time_constant_ms") * 1e3;
+      m.gpu.power.cappedSlowdown = p.num("capped_slowdown", 1, 10);
+      p.done();
+    }
     if (g.has("measured_gemms")) {  // optional: shapes timed by braid calibrate
       const json& list = g.array("measured_gemms");
       for (size_t i = 0; i < list.size(); ++i) {
@@ -364,6 +373,10 @@ std::string machineToJson(const Machine& m) {
   if (m.gpu.gemmWaves != GemmWaves::kWhole) j["gpu"]["gemm_waves"] = gemmWavesName(m.gpu.gemmWaves);
   if (m.gpu.gemmLatencyUs != 0) j["gpu"]["gemm_latency_us"] = m.gpu.gemmLatencyUs;
   if (m.gpu.gemmOperands) j["gpu"]["gemm_operands"] = inputValuesName(*m.gpu.gemmOperands);
+  if (m.gpu.power.enabled())
+    j["gpu"]["power_cap"] = {{"cap_load", m.gpu.power.capLoad},
+                             {"time_constant_ms", m.gpu.power.timeConstantUs / 1e3},
+                             {"capped_slowdown", m.gpu.power.cappedSlowdown}};
   if (!m.gpu.measuredGemms.empty()) {
     json list = json::array();
     for (const MeasuredGemm& g : m.gpu.measuredGemms) {

@@ -56,6 +56,21 @@ struct MeasuredGemm {
   bool operator==(const MeasuredGemm&) const = default;
 };
 
+// The board's power cap (docs/SIM.md, "Power state"). The GPU's power controller averages the
+// power drawn over about `timeConstantUs`; while that average is under the cap, kernels run at
+// full clocks, and once it reaches the cap the clocks drop so that the power stays there. Power is
+// counted in units of a full GEMM load at full clocks (every SM busy on tensor cores): `capLoad`
+// is the cap in those units, and `cappedSlowdown` how much longer such a load's compute takes at
+// the cap. An H200 reaches its 700 W cap 20-40 ms into back-to-back GEMMs, and they then run
+// 15-17% slower (docs/EXEC.md, Power state). Unset (capLoad 0): the model runs at full clocks.
+struct PowerModel {
+  double capLoad = 0;          // in (0, 1): the cap over a full GEMM load's power
+  double timeConstantUs = 0;   // the controller's averaging time
+  double cappedSlowdown = 1;   // a full load's compute time at the cap over its time at full clocks
+  bool enabled() const { return capLoad > 0; }
+  bool operator==(const PowerModel&) const = default;
+};
+
 struct GpuModel {
   std::string model;                  // "H200 SXM"
   int64_t sms = 132;                  // streaming multiprocessors
@@ -80,6 +95,7 @@ struct GpuModel {
   std::vector<MeasuredGemm> measuredGemms;
   double launchLatencyUs = 0;         // host issue -> the kernel may start on an idle stream
   double kernelMinUs = 0;             // shortest kernel (launch + teardown on the GPU)
+  PowerModel power;                   // the power cap; unset: always full clocks
   bool operator==(const GpuModel&) const = default;
 };
 

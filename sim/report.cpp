@@ -223,6 +223,13 @@ std::string resultJson(const SimResult& r, const std::string& program) {
   } else {
     j["deadlock"] = nullptr;
   }
+  if (r.power.modelled)
+    j["power"] = {{"start", r.power.start},
+                  {"runs_simulated", r.power.runsSimulated},
+                  {"converged", r.power.converged},
+                  {"start_level", r.power.startLevel},
+                  {"end_level", r.power.endLevel},
+                  {"capped_fraction", r.power.cappedFraction}};
   j["notes"] = r.notes;
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "ir/error.h"
 #include "sim/analysis.h"
+#include "sim/power_state.h"
 
 namespace braid::sim {
 
@@ -20,6 +22,105 @@ RankStats SimResult::rankStats(int64_t rank) const {
     }
   throw Error("internal: no statistics for rank " + std::to_string(rank));
 }
+
+namespace {
+
+// The levels every GPU starts the next run at, after a run that ended at `end`: idle for `gap`.
+std::vector<double> nextStart(const PowerModel& m, const EngineResult& end, double gap) {
+  std::vector<double> v(end.finalPowerLevel.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = idleLevel(m, end.finalPowerLevel[i], gap);
+  return v;
+}
+
+// "500 us", "20 ms".
+std::string gapText(double us) {
+  char b[32];
+  if (us >= 1000) std::snprintf(b, sizeof b, "%.3g ms", us / 1000);
+  else std::snprintf(b, sizeof b, "%.3g us", us);
+  return b;
+}
+
+double maxOf(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+// Where the program's run starts under the power cap (PowerStart): the levels the runs before it
+// leave. kSteady is the fixed point of "run, then idle for the gap" (each GPU's level at the start
+// equals the level the run and the gap bring it back to), found per GPU by regula falsi from the
+// bracket [0, 1]; plain iteration would also get there, but only after hundreds of runs for a
+// program much shorter than the controller's time constant.
+std::vector<double> powerStartLevels(const SimGraph& g, const Machine& mc, const PowerStart& ps, PowerSummary& out) {
+  const PowerModel& m = mc.gpu.power;
+  std::vector<double> x(static_cast<size_t>(g.numGpus), 0);
+  char what[120];
+  if (ps.kind == PowerStart::Kind::kIdle) {
+    out.start = "idle";
+    return x;
+  }
+  EngineOptions eo;
+  auto step = [&](const std::vector<double>& from) {
+    eo.initialPowerLevel = from;
+    EngineResult e = runEngine(g, mc, eo);
+    ++out.runsSimulated;
+    if (e.deadlocked) throw Error("the program cannot complete: its power state over repeated runs is undefined");
+    return nextStart(m, e, ps.gapUs);
+  };
+  if (ps.kind == PowerStart::Kind::kAfterRuns) {
+    std::snprintf(what, sizeof what, "after %lld back-to-back runs %s apart", static_cast<long long>(ps.runs),
+                  gapText(ps.gapUs).c_str());
+    out.start = what;
+    for (int64_t i = 0; i < ps.runs; ++i) {
+      std::vector<double> next = step(x);
+      bool same = true;
+      for (size_t k = 0; k < x.size(); ++k) same = same && std::abs(next[k] - x[k]) < 1e-12;
+      x = std::move(next);
+      if (same) break;  // a fixed point: every further run starts here too
+    }
+    return x;
+  }
+  std::snprintf(what, sizeof what, "in the steady state of back-to-back runs %s apart", gapText(ps.gapUs).c_str());
+  out.start = what;
+  // g(x) = F(x) - x is positive at 0 and not positive at 1 on every GPU (a run and a gap never
+  // take the level above 1) and decreasing, so each GPU's root stays bracketed; regula falsi with
+  // the Illinois step keeps the bracket and converges fast where g is nearly linear, even across
+  // the kink where a run starts to reach the cap (a plain secant there can cycle).
+  constexpr int kMaxRuns = 200;
+  const size_t n = x.size();
+  std::vector<double> lo(n, 0), hi(n, 1), glo(n), ghi(n, -1);
+  std::vector<int> side(n, 0);  // which end moved last: -1 lo, +1 hi
+  std::vector<double> fx = step(x);
+  for (size_t k = 0; k < n; ++k) glo[k] = fx[k] - x[k];
+  for (int it = 0; it < kMaxRuns; ++it) {
+    double worst = 0;
+    bool collapsed = true;  // every unsettled GPU's bracket is down to a point: g jumps there
+    for (size_t k = 0; k < n; ++k) {
+      worst = std::max(worst, std::abs(fx[k] - x[k]));
+      if (std::abs(fx[k] - x[k]) >= 1e-6 && hi[k] - lo[k] > 1e-12) collapsed = false;
+    }
+    if (worst < 1e-6) return x;
+    if (collapsed) break;
+    for (size_t k = 0; k < n; ++k) {
+      const double r = fx[k] - x[k];
+      if (r > 0) {
+        lo[k] = x[k], glo[k] = r;
+        if (side[k] == -1) ghi[k] /= 2;  // Illinois: the other end has not moved for two steps
+        side[k] = -1;
+      } else {
+        hi[k] = x[k], ghi[k] = r;
+        if (side[k] == 1) glo[k] /= 2;
+        side[k] = 1;
+      }
+      const double denom = glo[k] - ghi[k];
+      x[k] = denom > 0 ? lo[k] + glo[k] * (hi[k] - lo[k]) / denom : 0.5 * (lo[k] + hi[k]);
+      if (!(x[k] > lo[k] && x[k] < hi[k])) x[k] = 0.5 * (lo[k] + hi[k]);
+    }
+    fx = step(x);
+  }
+  // g jumps across zero (the schedule changed with the clocks) or the runs ran out: the run shown
+  // starts at the lower end of the bracket, and the note says it is not a settled state.
+  out.converged = false;
+  return lo;
+}
+
+}  // namespace
 
 SimResult simulate(const HostProgram& p, const Machine& machine, const SimOptions& o) {
   SimResult r;
@@ -53,9 +154,32 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
   r.sim = buildSimGraph(r.graph, r.machine, go);
   EngineOptions eo;
   eo.recordSmCounters = o.recordSmCounters;
+  if (r.machine.gpu.power.enabled()) {
+    r.power.modelled = true;
+    eo.initialPowerLevel = powerStartLevels(r.sim, r.machine, o.power, r.power);
+    r.power.startLevel = maxOf(eo.initialPowerLevel);
+  }
   r.engine = runEngine(r.sim, r.machine, eo);
 
   analyze(r);
+  if (r.power.modelled) {
+    r.power.endLevel = maxOf(r.engine.finalPowerLevel);
+    for (double us : r.engine.cappedUs)
+      r.power.cappedFraction = std::max(r.power.cappedFraction, r.makespanUs > 0 ? us / r.makespanUs : 0);
+  }
+  // Said when it matters: a start other than idle, or a run that reached the cap.
+  if (r.power.modelled && (o.power.kind != PowerStart::Kind::kIdle || r.power.cappedFraction > 0)) {
+    char note[320];
+    std::snprintf(note, sizeof note,
+                  "power: the run starts %s at %.2f of a full GEMM load's power (the cap: %.2f); compute at the cap's "
+                  "lower clocks %.0f%% of the run%s",
+                  r.power.start.c_str(), r.power.startLevel, r.machine.gpu.power.capLoad, 100 * r.power.cappedFraction,
+                  r.power.converged ? "" : "; not settled to 1e-6 (the schedule changes with the clocks there)");
+    r.notes.push_back(note);
+  } else if (o.power.kind != PowerStart::Kind::kIdle) {
+    r.notes.push_back("power: " + r.machine.name +
+                      " models no power cap (gpu.power_cap): every run is at full clocks, whatever ran before it");
+  }
 
   if (o.graphReplay) {
     char note[160];

@@ -22,6 +22,17 @@
 
 namespace braid::sim {
 
+// The power state a program starts in, under a machine's power cap (Machine::gpu.power; docs/SIM.md,
+// "Power state"). A program run once from an idle GPU (kIdle) never reaches the cap unless it
+// computes for tens of milliseconds; the same program run back to back, as a training loop or a
+// benchmark's timed runs do, starts each run with the power its predecessors left.
+struct PowerStart {
+  enum class Kind { kIdle, kAfterRuns, kSteady };
+  Kind kind = Kind::kIdle;
+  int64_t runs = 0;  // kAfterRuns: how many runs of the same program went before, back to back
+  double gapUs = 0;  // idle time between consecutive runs (kAfterRuns, kSteady)
+};
+
 struct SimOptions {
   // Bindings, number of ranks (0: from the program), numberOfStreams. `ranks` is ignored: the
   // simulator runs every rank, or one per class when folding.
@@ -36,6 +47,18 @@ struct SimOptions {
   // instruction waits for the host thread: every operation is ready the machine's launch latency
   // after the start and runs once its dependencies (stream order, events, rendezvous) are met.
   bool graphReplay = false;
+  PowerStart power;
+};
+
+// What the power cap did to the simulated run (SimResult::power); empty without a cap.
+struct PowerSummary {
+  bool modelled = false;     // the machine has a power cap
+  std::string start;         // "idle", "after 20 back-to-back runs 0 us apart", "in the steady state of ..."
+  int64_t runsSimulated = 0; // runs simulated to find the start (the run reported not counted)
+  bool converged = true;     // kSteady: the start level is a fixed point (to 1e-6)
+  double startLevel = 0;     // max over GPUs, in units of a full GEMM load (sim/power_state.h)
+  double endLevel = 0;
+  double cappedFraction = 0; // max over GPUs: time at the cap's clocks / makespan
 };
 
 // One rank's figures, all in microseconds from the program's start.
@@ -79,6 +102,7 @@ struct SimResult {
   int64_t simulatedEvents = 0;   // events of the simulated ranks
   int64_t representedEvents = 0; // events of all ranks (each class counted once per member)
   std::vector<std::string> notes;  // what the reader should know: folding, grown topology, ...
+  PowerSummary power;
 
   // The stats of any rank (folded ranks share their representative's).
   RankStats rankStats(int64_t rank) const;

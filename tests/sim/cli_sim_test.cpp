@@ -229,3 +229,39 @@ TEST(SimCli, FoldsEightThousandRanks) {
 
 }  // namespace
 }  // namespace braid
+
+namespace braid {
+namespace {
+
+// --power: the h200 preset has a power cap. A long program run back to back reaches it (slower
+// than from idle); a short one does not; a bad value and a negative gap are refused.
+TEST(SimCli, PowerStartsARunWhereBackToBackRunsLeaveThePower) {
+  const std::string cmd = "sim mlp --machine h200 --devices 1 --m 8192 --k 8192 --n 16384 --graph --json";
+  auto idle = runBraid(cmd);
+  auto steady = runBraid(cmd + " --power steady");
+  auto after = runBraid(cmd + " --power 20 --power-gap 0.5");
+  ASSERT_EQ(idle.rc, 0) << idle.err;
+  ASSERT_EQ(steady.rc, 0) << steady.err;
+  ASSERT_EQ(after.rc, 0) << after.err;
+  json i = json::parse(idle.out), s = json::parse(steady.out), a = json::parse(after.out);
+  EXPECT_GT(s["makespan_us"].get<double>(), 1.05 * i["makespan_us"].get<double>());
+  EXPECT_GT(a["makespan_us"].get<double>(), i["makespan_us"].get<double>());
+  EXPECT_EQ(s["power"]["start"], "in the steady state of back-to-back runs 0 us apart");
+  EXPECT_GT(s["power"]["capped_fraction"].get<double>(), 0.5);
+  EXPECT_EQ(a["power"]["start"], "after 20 back-to-back runs 500 us apart");
+  EXPECT_EQ(i["power"]["start"], "idle");
+  auto text = runBraid("sim mlp --machine h200 --devices 1 --m 8192 --k 8192 --n 16384 --graph --power steady");
+  EXPECT_NE(text.out.find("note: power: the run starts in the steady state"), std::string::npos) << text.out;
+  auto bad = runBraid(cmd + " --power often");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--power: 'often' is not idle, steady or a number of runs"), std::string::npos) << bad.err;
+  auto gap = runBraid(cmd + " --power 3 --power-gap -1");
+  EXPECT_EQ(gap.rc, 2);
+  EXPECT_NE(gap.err.find("--power-gap"), std::string::npos) << gap.err;
+  auto none = runBraid("sim mlp --machine h200-datasheet --devices 1 --power steady");
+  EXPECT_EQ(none.rc, 0) << none.err;
+  EXPECT_NE(none.out.find("models no power cap"), std::string::npos) << none.out;
+}
+
+}  // namespace
+}  // namespace braid

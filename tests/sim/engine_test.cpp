@@ -19,12 +19,7 @@ using testing::twoAllgathers;
 
 constexpr double kEps = 1e-6;
 
-const char* kOneMatmul = R"(%HostIrContainer { (T0_g___bfloat[iS0{i0}, iS1{i1}], T1_g___bfloat[iS2{i1}, iS3{i2}]) -> (T2_g___bfloat[iS4{i0}, iS5{i2}]) :
-  T2_g___bfloat[iS4{i0}, iS5{i2}]
-     = matmul(T0_g___bfloat[iS0{i0}, iS1{i1}],
-              T1_g___bfloat[iS2{i1}, iS3{i2}])
-} // %HostIrContainer
-)";
+const char* kOneMatmul = testing::kOneMatmulHir;
 
 // Two matmuls on two worker streams, forked from and joined to the caller's stream.
 const char* kTwoStreams = R"(%HostIrContainer { (T0_g___bfloat[iS0{i0}, iS1{i1}], T1_g___bfloat[iS2{i1}, iS3{i2}]) -> (T2_g___bfloat[iS4{i0}, iS5{i2}], T3_g___bfloat[iS6{i0}, iS7{i2}]) :

@@ -18,6 +18,14 @@ inline std::string simDataPath(const std::string& name) { return std::string(BRA
 
 inline std::string examplePath(const std::string& name) { return std::string(BRAID_SOURCE_DIR) + "/examples/" + name; }
 
+// One GEMM, [i0, i1] @ [i1, i2], on the caller's stream.
+inline constexpr const char* kOneMatmulHir = R"(%HostIrContainer { (T0_g___bfloat[iS0{i0}, iS1{i1}], T1_g___bfloat[iS2{i1}, iS3{i2}]) -> (T2_g___bfloat[iS4{i0}, iS5{i2}]) :
+  T2_g___bfloat[iS4{i0}, iS5{i2}]
+     = matmul(T0_g___bfloat[iS0{i0}, iS1{i1}],
+              T1_g___bfloat[iS2{i1}, iS3{i2}])
+} // %HostIrContainer
+)";
+
 // The h200 datasheet preset with nothing but the cost models left: no host cost, no launch
 // latency, no minimum kernel time, no NCCL call overhead, no contention. Tests switch parts back on.
 // (Not the calibrated h200: its constants move with every calibration, these tests' must not.)

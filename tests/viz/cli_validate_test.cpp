@@ -102,6 +102,32 @@ TEST(ValidateCli, NotesGemmOperandsOtherThanTheRunsInputs) {
   EXPECT_NE(r.out.find("the run's inputs were normal"), std::string::npos) << r.out;
 }
 
+// The power state (docs/SIM.md): by default the run starts where its timeline's meta says it
+// stood (run_index runs before it, cool_down_ms apart); without that meta, idle; --power overrides.
+TEST(ValidateCli, StartsThePowerStateWhereTheMeasuredRunStood) {
+  testing::TempDir dir("braid_validate_cli_");
+  Timeline t = readTimelineFile(predictedTimeline(dir));
+  t.source = "measured";
+  std::string measured = dir.file("measured.json");
+  auto start = [&](const std::string& extra) {
+    writeTimelineFile(t, measured);
+    auto r = runBraid("validate --measured " + measured + " " + kProgram + " --json" + extra);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return json::parse(r.out)["power"]["start"].get<std::string>();
+  };
+  t.meta.erase("run_index");
+  EXPECT_EQ(start(""), "idle");
+  t.meta["run_index"] = "21";
+  t.meta["cool_down_ms"] = "20";
+  EXPECT_EQ(start(""), "after 21 back-to-back runs 20 ms apart");
+  EXPECT_EQ(start(" --power steady --power-gap 0"), "in the steady state of back-to-back runs 0 us apart");
+  t.meta["cool_down_ms"] = "soon";
+  writeTimelineFile(t, measured);
+  auto bad = runBraid("validate --measured " + measured + " " + kProgram);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("meta.cool_down_ms 'soon' is not a number"), std::string::npos) << bad.err;
+}
+
 TEST(ValidateCli, RankStartsComeFromTheMeasuredCollectivesEnds) {
   // Rank 1's clock reads 50 us more at every event: it started 50 us before rank 0.
   testing::TempDir dir("braid_validate_cli_");
