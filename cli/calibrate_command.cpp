@@ -72,9 +72,10 @@ int fitFile(const CalibrateArgs& a) {
   r.machine.name = a.name.empty() ? base.name + "-calibrated" : a.name;
   std::string facts;
   for (const auto& [k, v] : m.meta) facts += (facts.empty() ? "" : ", ") + k + " " + v;
+  const std::string power = m.power.empty() ? "" : " and " + std::to_string(m.power.size()) + " power series";
   r.machine.description = "Calibrated by braid calibrate from " + std::to_string(r.errors.size()) +
-                          " measurements of " + m.gpu + (facts.empty() ? "" : " (" + facts + ")") + ", starting from " +
-                          base.name + ". " + base.description;
+                          " measurements" + power + " of " + m.gpu + (facts.empty() ? "" : " (" + facts + ")") +
+                          ", starting from " + base.name + ". " + base.description;
   std::ofstream out(a.out);
   if (!out) throw Error(a.out + ": cannot write the machine file");
   out << sim::machineToJson(r.machine) << "\n";
@@ -130,7 +131,9 @@ BRAID_REGISTER_COMMAND(Command{
                                     "calibrate on the values the runs you predict compute on (docs/CALIBRATION.md)")
                          ->check(CLI::IsMember({"integers", "normal"})));
       only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)"));
-      only.push_back(sub.add_option("--only", m.only, "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine"));
+      only.push_back(sub.add_option("--only", m.only,
+                                    "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine, "
+                                    "power (the GPU under sustained load and in bursts: gpu.power_cap)"));
       only.push_back(sub.add_option("--min-bytes", m.minBytes, "smallest collective / p2p message (default 65536)")
                          ->check(CLI::Range(4.0, 1e12)));
       only.push_back(sub.add_option("--max-bytes", m.maxBytes,

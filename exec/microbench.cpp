@@ -199,6 +199,52 @@ class Bench {
     return o;
   }
 
+  // The power benchmark (BenchPower): every run's (start, time) from the first run's start, on
+  // this rank's device clock. Bursts are separated on the host (wait for the device, then sleep
+  // the gap), inside one timed run so that every span shares one clock.
+  std::vector<std::pair<double, double>> power(const BenchPower& p) {
+    GemmOperands g = gemmOperands(p.gemm);
+    for (int64_t i = 0; i < std::max<int64_t>(plan_.warmup, 1); ++i) g.run();
+    dev_.hostSynchronize();
+    constexpr int kProbe = 3;  // how long one run takes, to size the bursts
+    auto t0 = HostClock::now();
+    for (int i = 0; i < kProbe; ++i) g.run();
+    dev_.hostSynchronize();
+    const double perUs = std::max(1.0, usSince(t0) / kProbe);
+    const double idleUs = p.duty < 1 ? perUs * (1 - p.duty) / p.duty : 0;  // after each run
+    const int64_t runs = std::max<int64_t>(1, static_cast<int64_t>(std::llround(p.loadMs * 1e3 / (perUs + idleUs))));
+    comm_.barrier();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(p.idleMs));
+    dev_.setTiming(true);
+    dev_.beginRun();
+    std::vector<int32_t> tokens;
+    for (int64_t b = 0; b < p.bursts; ++b) {
+      if (b > 0) {
+        dev_.hostSynchronize();
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(p.gapMs));
+      }
+      dev_.holdCurrentStream(200);  // the burst's runs queue behind it and then run back to back
+      for (int64_t i = 0; i < runs; ++i) {
+        int32_t t = dev_.beginOp();
+        g.run();
+        dev_.endOp(t);
+        tokens.push_back(t);
+        if (idleUs > 0) dev_.holdCurrentStream(idleUs);  // one spinning thread: the SMs idle
+      }
+    }
+    dev_.finishRun();
+    std::vector<DeviceSpan> spans = dev_.spans();
+    dev_.setTiming(false);
+    comm_.barrier();
+    std::vector<std::pair<double, double>> out;
+    for (int32_t t : tokens) {
+      const DeviceSpan& s = spans.at(static_cast<size_t>(t));
+      const double first = spans.at(static_cast<size_t>(tokens.front())).startUs;
+      out.emplace_back(s.startUs - first, s.endUs - s.startUs);
+    }
+    return out;
+  }
+
   // Buffers of a collective, sized as nccl-tests counts its bytes; post() issues it once.
   struct CollectiveBuffers {
     at::Tensor in, out;
@@ -482,6 +528,11 @@ void checkMicrobenchPlan(const MicrobenchPlan& plan, int64_t worldSize) {
   }
   for (const auto& o : plan.overlaps) checkColl(o.collective);
   for (const auto& c : plan.copyEngine) checkColl(c);
+  for (const auto& p : plan.power)
+    if (!(p.loadMs > 0) || !(p.gapMs >= 0) || p.bursts < 1 || !(p.idleMs >= 0) || p.loadMs * p.bursts > 60e3 ||
+        !(p.duty > 0 && p.duty <= 1))
+      throw Error("microbenchmarks: power benchmark of " + gemmName(p.gemm) +
+                  ": expected a load of 0-60000 ms in all, >= 1 burst, gaps >= 0 and a duty in (0, 1]");
 }
 
 MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Communicator& comm,
@@ -490,10 +541,12 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
   Bench b(plan, device, comm);
   if (!plan.overlaps.empty() && !b.deviceClock())
     throw Error("microbenchmarks: overlap needs a device with streams and a device clock (CUDA)");
+  if (!plan.power.empty() && !b.deviceClock())
+    throw Error("microbenchmarks: the power benchmark needs a device clock (CUDA)");
   MicrobenchTimes out;
   out.deviceClock = b.deviceClock();
   const size_t total = plan.gemms.size() + plan.copies.size() + plan.collectives.size() + plan.p2p.size() +
-                       (plan.host ? 1 : 0) + plan.overlaps.size() + plan.copyEngine.size();
+                       (plan.host ? 1 : 0) + plan.overlaps.size() + plan.copyEngine.size() + plan.power.size();
   size_t done = 0;
   auto say = [&](const std::string& what, double us) {
     ++done;
@@ -553,6 +606,17 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
     comm.useBackend(CommBackend::kCuda);
     timeCollectives(plan.copyEngine, out.copyEngineUs, " on the copy engines");
     comm.useBackend(CommBackend::kNccl);
+  }
+
+  for (const auto& p : plan.power) {
+    out.power.push_back(b.power(p));
+    const auto& runs = out.power.back();
+    std::ostringstream os;
+    os << "power " << gemmName(p.gemm) << ", " << p.bursts << " x " << p.loadMs << " ms" << (p.bursts > 1 ? " " : "")
+       << (p.bursts > 1 ? std::to_string(static_cast<int64_t>(p.gapMs)) + " ms apart" : std::string())
+       << (p.duty < 1 ? ", duty " + std::to_string(p.duty).substr(0, 4) : std::string()) << ": "
+       << runs.size() << " runs, first " << runs.front().second << " us, last";
+    say(os.str(), runs.back().second);
   }
 
   // The largest time over the ranks, entry by entry (every rank has the same entries).

@@ -58,6 +58,18 @@ struct BenchOverlap {
   bool copyEngines = false;  // the collective on the copy engines (the router's backend=CUDA), else NCCL
 };
 
+// The power benchmark (docs/CALIBRATION.md, "Power state"): after `idleMs` of idle, `gemm` back to
+// back for `loadMs`, in `bursts` bursts with `gapMs` idle between them (1 burst: one stretch of
+// sustained load). Every run is timed on the device's clock.
+struct BenchPower {
+  BenchGemm gemm;
+  double loadMs = 400;
+  double gapMs = 0;
+  int64_t bursts = 1;
+  double idleMs = 1000;
+  double duty = 1;  // < 1: each run is followed by idle time, the GEMM running this share of the time
+};
+
 struct MicrobenchPlan {
   std::vector<BenchGemm> gemms;
   std::vector<int64_t> copies;  // bytes moved (read + written: twice the tensor's size)
@@ -68,6 +80,7 @@ struct MicrobenchPlan {
   // Collectives on the copy engines (backend=CUDA): the communicator must route them there (a
   // router with NCCL and the copy engines; exec/backend_router.h).
   std::vector<BenchCollective> copyEngine;
+  std::vector<BenchPower> power;  // needs a device clock
   int64_t warmup = 3;
   int64_t reps = 10;
   // Idle time before each measurement (its warm-up included), so every one starts at the
@@ -91,6 +104,9 @@ struct MicrobenchTimes {
   // (call, us): the names of sim's HostCall ("aten_op", "kernel_launch", ..., "kernel_min").
   std::vector<std::pair<std::string, double>> hostUs;
   std::vector<OverlapTimes> overlaps;
+  // Per power benchmark: every run's (start, time) in microseconds from the first run's start, on
+  // rank 0's GPU (every rank runs the benchmark at once, as every GPU of a job draws power).
+  std::vector<std::vector<std::pair<double, double>>> power;
 };
 
 // Checks the plan against the world (teams and peers that exist, sizes that split evenly).

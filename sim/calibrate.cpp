@@ -13,7 +13,9 @@
 
 #include "sim/cost_model.h"
 #include "sim/fit.h"
+#include "sim/median.h"
 #include "sim/overlap_model.h"
+#include "sim/power_fit.h"
 
 namespace braid::sim {
 
@@ -476,7 +478,6 @@ static KnobFit fitKnobs(const Machine& start, const Measurements& m, const std::
   return out;
 }
 
-static double medianOf(std::vector<double> v);
 
 // Whole or fractional waves (gpu.gemm_waves), whichever explains the GEMMs measured better once
 // each has its curve and latency fitted; the base's when no GEMM was measured. The winner's GEMM
@@ -504,7 +505,7 @@ static void chooseGemmWaves(Machine& mc, const Measurements& m, std::vector<std:
       err.push_back(std::abs(e));
     }
     char buf[64];
-    std::snprintf(buf, sizeof buf, " %s %.2f%%", gemmWavesName(w), 100 * medianOf(err));
+    std::snprintf(buf, sizeof buf, " %s %.2f%%", gemmWavesName(w), 100 * median(err));
     os << buf;
     if (cost < bestCost) bestCost = cost, best = f.machine.gpu;
   }
@@ -525,6 +526,19 @@ static std::optional<InputValues> gemmOperandsOf(const Machine& base, const Meas
   return parseInputValues(it->second);  // checked when the file was read
 }
 
+// The power cap, from the power benchmark (sim/power_fit.h); without one the base's stays.
+static void fitPower(CalibrationResult& out, const Machine& base, const Measurements& m) {
+  if (m.power.empty()) return;
+  PowerFit f = fitPowerCap(m.power);
+  out.machine.gpu.power = f.model;
+  out.notes.push_back(f.summary);
+  if (!f.model.enabled()) return;
+  out.constants.push_back({"gpu.power_cap.cap_load", base.gpu.power.capLoad, f.model.capLoad});
+  out.constants.push_back(
+      {"gpu.power_cap.time_constant_ms", base.gpu.power.timeConstantUs / 1e3, f.model.timeConstantUs / 1e3});
+  out.constants.push_back({"gpu.power_cap.capped_slowdown", base.gpu.power.cappedSlowdown, f.model.cappedSlowdown});
+}
+
 CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   CalibrationResult out;
   const std::optional<InputValues> operands = gemmOperandsOf(base, m);
@@ -535,20 +549,26 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   std::vector<Knob> knobs = knobsFor(start, m, out.notes);
   const std::vector<double> meas = measured(m);
   const size_t n = knobs.size(), nm = meas.size();
-  KnobFit kf = fitKnobs(start, m, knobs);
-  const FitResult& f = kf.fit;
-  out.machine = kf.machine;
-  out.iterations = f.iterations;
-  out.converged = f.converged;
-  out.initialCost = f.initialCost;
-  out.finalCost = f.cost;
-  for (size_t i = 0; i < n; ++i) out.constants.push_back({knobs[i].name, knobs[i].get(start), std::exp(f.x[i])});
-  std::vector<std::string> names = labels(m);
-  std::vector<double> before = predicted(base, m), after = predicted(out.machine, m);
-  for (size_t i = 0; i < nm; ++i) out.errors.push_back({names[i], meas[i], before[i], after[i]});
-  if (!f.converged) out.notes.push_back("the fit stopped at its iteration limit before converging");
+  if (nm == 0) {  // only the power benchmark (fitted below): no constant of the cost models to fit
+    out.machine = start;
+    out.converged = true;
+  } else {
+    KnobFit kf = fitKnobs(start, m, knobs);
+    const FitResult& f = kf.fit;
+    out.machine = kf.machine;
+    out.iterations = f.iterations;
+    out.converged = f.converged;
+    out.initialCost = f.initialCost;
+    out.finalCost = f.cost;
+    for (size_t i = 0; i < n; ++i) out.constants.push_back({knobs[i].name, knobs[i].get(start), std::exp(f.x[i])});
+    std::vector<std::string> names = labels(m);
+    std::vector<double> before = predicted(base, m), after = predicted(out.machine, m);
+    for (size_t i = 0; i < nm; ++i) out.errors.push_back({names[i], meas[i], before[i], after[i]});
+    if (!f.converged) out.notes.push_back("the fit stopped at its iteration limit before converging");
+  }
   out.machine.gpu.gemmOperands = operands;
   attachMeasuredGemms(out, base, m);
+  fitPower(out, base, m);
   return out;
 }
 
@@ -556,23 +576,16 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
 // Reports
 //===----------------------------------------------------------------------===//
 
-static double medianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 double CalibrationResult::medianBaseError() const {
   std::vector<double> v;
   for (const auto& e : errors) v.push_back(std::abs(e.baseError()));
-  return medianOf(v);
+  return median(v);
 }
 
 double CalibrationResult::medianFittedError() const {
   std::vector<double> v;
   for (const auto& e : errors) v.push_back(std::abs(e.fittedError()));
-  return medianOf(v);
+  return median(v);
 }
 
 double CalibrationResult::maxFittedError() const {

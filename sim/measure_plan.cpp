@@ -225,6 +225,17 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
                                 CommunicationType::kAllreduce})
       for (double b : messageSizes(std::max(o.minBytes, 1024.0 * 1024), o.maxBytes, o.world, o.quick))
         m.copyEngine.push_back({k, o.world, b, 0});
+  if (has(o, "power") && o.streams) {
+    // A GEMM that fills every SM for over a millisecond: the load the cap is defined against.
+    const GemmShape g{8192, 8192, 8192, 1, o.dtypes.front()};
+    m.power.push_back({g, 400, 0, 1, 1, {}});
+    std::vector<double> gaps = o.quick ? std::vector<double>{5, 20} : std::vector<double>{2, 5, 10, 20, 50};
+    for (double gap : gaps) m.power.push_back({g, 20, gap, 10, 1, {}});
+    // Sub-millisecond idle after every GEMM: where a program's mix of GEMMs and lighter work
+    // starts to reach the cap.
+    std::vector<double> duties = o.quick ? std::vector<double>{0.9, 0.8} : std::vector<double>{0.95, 0.9, 0.85, 0.8, 0.7};
+    for (double duty : duties) m.power.push_back({g, 300, 0, 1, duty, {}});
+  }
   return m;
 }
 

@@ -16,7 +16,7 @@
 namespace braid::sim {
 
 // The groups of measurements, as `--only` names them.
-inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap", "copy_engine"};
+inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap", "copy_engine", "power"};
 
 struct MeasurePlanOptions {
   bool quick = false;  // knots only and x4 size steps, fewer shapes (a ~1 minute run on GPUs)
@@ -48,7 +48,9 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o);
 // the whole world on NCCL, and with copyEngines on the copy engines too (world >= 2 and streams);
 // with copyEngines, Allgather, ReduceScatter and Allreduce of the whole world on the copy engines
 // from 1 MiB (or minBytes) up. extraGemms are measured alone in every dtype, beside collectives in
-// the first.
+// the first. power (with streams: it needs the device clock): an 8192^3 GEMM in the first dtype
+// back to back for 400 ms, and in ten 20 ms bursts 2, 5, 10, 20 and 50 ms apart (quick: 5 and 20),
+// each from an idle second.
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
 
 // "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.

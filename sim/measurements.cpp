@@ -1,6 +1,7 @@
 // Reading and writing calibration measurements (measurements.h, docs/CALIBRATION.md).
 #include "sim/measurements.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -15,7 +16,7 @@ static constexpr const char* kSchema = "braid-measurements/1";
 
 size_t Measurements::size() const {
   return gemms.size() + copies.size() + collectives.size() + p2p.size() + host.size() + overlaps.size() +
-         copyEngine.size();
+         copyEngine.size() + power.size();
 }
 
 const char* hostCallName(HostCall c) {
@@ -161,9 +162,36 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
     c.us = o.positive("us");
     m.copyEngine.push_back(c);
   });
+  forEach(root, "power", [&](StrictJsonObject& o) {
+    PowerMeasurement p;
+    {
+      StrictJsonObject g = o.child("gemm");
+      p.gemm = readGemmShape(g);
+      g.done();
+    }
+    p.loadMs = o.positive("load_ms");
+    p.gapMs = o.nonNegative("gap_ms");
+    p.bursts = o.count("bursts");
+    if (o.has("duty")) p.duty = o.fraction("duty");
+    const json& runs = o.array("runs");
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const json& r = runs[i];
+      const std::string where = o.at("runs") + "[" + std::to_string(i) + "]";
+      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
+        o.fail(where, "expected [start_us, us]");
+      PowerMeasurement::Run run{r[0].get<double>(), r[1].get<double>()};
+      if (!(run.us > 0) || !std::isfinite(run.us) || !std::isfinite(run.startUs) || run.startUs < 0)
+        o.fail(where, "expected a start >= 0 and a positive time");
+      if (!p.runs.empty() && run.startUs < p.runs.back().startUs + p.runs.back().us * 0.999)
+        o.fail(where, "starts before the run before it ended (runs are back to back on one stream)");
+      p.runs.push_back(run);
+    }
+    if (p.runs.size() < 3) o.fail(o.at("runs"), "expected at least 3 timed runs");
+    m.power.push_back(p);
+  });
   root.done();
   if (m.size() == 0)
-    throw Error(file + ": no measurements (gemm, copy, collective, p2p, host, overlap, copy_engine are all absent or empty)");
+    throw Error(file + ": no measurements (gemm, copy, collective, p2p, host, overlap, copy_engine, power are all absent or empty)");
   return m;
 }
 
@@ -216,6 +244,19 @@ std::string measurementsToJson(const Measurements& m) {
                             {"gemm_beside_us", v.gemmBesideUs},
                             {"comm_alone_us", v.commAloneUs},
                             {"comm_beside_us", v.commBesideUs}});
+  if (!m.power.empty()) {
+    j["power"] = json::array();
+    for (const auto& p : m.power) {
+      json runs = json::array();
+      for (const auto& r : p.runs) runs.push_back({r.startUs, r.us});
+      j["power"].push_back({{"gemm", gemmShapeJson(p.gemm)},
+                            {"load_ms", p.loadMs},
+                            {"gap_ms", p.gapMs},
+                            {"bursts", p.bursts},
+                            {"duty", p.duty},
+                            {"runs", runs}});
+    }
+  }
   return j.dump(1);
 }
 

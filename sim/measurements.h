@@ -85,6 +85,24 @@ struct OverlapMeasurement {
   double commAloneUs = 0, commBesideUs = 0;
 };
 
+// The power benchmark (docs/CALIBRATION.md, "Power state"): one GEMM that fills every SM, run
+// from an idle GPU, either for `loadMs` at once (gapMs 0, one burst) or in `bursts` bursts of
+// `loadMs` with `gapMs` idle between them; back to back, or (duty < 1) each run followed by idle
+// time so that the GEMM runs `duty` of the time, as a program's GEMMs alternate with other work.
+// Every run is timed on the device's clock. It fits gpu.power_cap (sim/power_fit.h).
+struct PowerMeasurement {
+  GemmShape gemm;
+  double loadMs = 0;
+  double gapMs = 0;
+  int64_t bursts = 1;
+  double duty = 1;
+  struct Run {
+    double startUs = 0;  // from the first run's start
+    double us = 0;
+  };
+  std::vector<Run> runs;
+};
+
 struct Measurements {
   std::string gpu;                          // what was measured ("NVIDIA H200")
   // date, driver, CUDA, NCCL and torch versions, gemm_operands (integers or normal), ...
@@ -96,6 +114,7 @@ struct Measurements {
   std::vector<HostMeasurement> host;
   std::vector<OverlapMeasurement> overlaps;
   std::vector<CopyEngineMeasurement> copyEngine;
+  std::vector<PowerMeasurement> power;
   size_t size() const;
 };
 

@@ -11,18 +11,12 @@
 #include "ir/error.h"
 #include "sim/cost_model.h"
 #include "sim/engine.h"
+#include "sim/median.h"
 #include "sim/sim_graph.h"
 
 namespace braid::sim {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // Appends an event with one predecessor (-1: none) to `g`'s flat arrays.
 void addEvent(SimGraph& g, NodeKind kind, int32_t gpu, int32_t stream, int32_t pred) {

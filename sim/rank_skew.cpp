@@ -5,6 +5,8 @@
 #include <string>
 #include <tuple>
 
+#include "sim/median.h"
+
 namespace braid::sim {
 
 namespace {
@@ -14,12 +16,6 @@ bool isCollective(const TimelineOp& op) {
   for (const char* p2p : {"EndCoalescing", "Send", "Recv", "P2P"})
     if (op.name.rfind(p2p, 0) == 0) return false;
   return true;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 }  // namespace

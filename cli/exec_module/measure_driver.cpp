@@ -63,6 +63,7 @@ MicrobenchPlan toBench(const sim::Measurements& m, const MeasureConfig& c, int64
   p.host = !m.host.empty();
   for (const auto& o : m.overlaps) p.overlaps.push_back({gemm(o.gemm), coll(o.collective), o.copyEngines});
   for (const auto& x : m.copyEngine) p.copyEngine.push_back({x.kind, x.team, static_cast<int64_t>(x.bytes)});
+  for (const auto& x : m.power) p.power.push_back({gemm(x.gemm), x.loadMs, x.gapMs, x.bursts, 1000, x.duty});
   return p;
 }
 
@@ -84,6 +85,10 @@ sim::Measurements withTimes(sim::Measurements m, const MicrobenchTimes& t) {
     m.overlaps[i].gemmBesideUs = o.gemmBesideUs;
     m.overlaps[i].commAloneUs = o.commAloneUs;
     m.overlaps[i].commBesideUs = o.commBesideUs;
+  }
+  for (size_t i = 0; i < m.power.size(); ++i) {
+    m.power[i].runs.clear();
+    for (const auto& [start, us] : t.power.at(i)) m.power[i].runs.push_back({start, us});
   }
   return m;
 }
