@@ -23,9 +23,9 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
     EXPECT_GT(m.gpu.sms, m.nccl.channels * m.nccl.smsPerChannel);
     EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
   }
-  // h200 is h200-datasheet with what braid calibrate fitted on two H200s (the GEMMs and how they
-  // fill the SMs, the copy engines, NCCL's collectives and the contention model), nothing else:
-  // the host costs, copies, links, NICs, peaks and topology stay the datasheet's.
+  // h200 is h200-datasheet with what braid calibrate fitted on H200s (the GEMMs and how they fill
+  // the SMs, the copy engines, NCCL's collectives, the contention model and the power cap), nothing
+  // else: the host costs, copies, links, NICs, peaks and topology stay the datasheet's.
   sim::Machine calibrated = sim::loadMachine("h200"), datasheet = sim::loadMachine("h200-datasheet");
   EXPECT_NE(calibrated.gpu.matmulEfficiency, datasheet.gpu.matmulEfficiency);
   EXPECT_NE(calibrated.copyEngines, datasheet.copyEngines);
@@ -35,6 +35,9 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
   datasheet.gpu.gemmLatencyUs = calibrated.gpu.gemmLatencyUs;
   datasheet.gpu.gemmOperands = calibrated.gpu.gemmOperands;
   datasheet.gpu.measuredGemms = calibrated.gpu.measuredGemms;
+  EXPECT_TRUE(calibrated.gpu.power.enabled());
+  EXPECT_FALSE(datasheet.gpu.power.enabled());
+  datasheet.gpu.power = calibrated.gpu.power;
   datasheet.copyEngines = calibrated.copyEngines;
   datasheet.nccl = calibrated.nccl;
   datasheet.contention = calibrated.contention;
