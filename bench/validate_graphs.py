@@ -34,6 +34,29 @@ TIMING = re.compile(r"rank (\d+) timing (?:\[(.*?)\] )?\(CUDA graph replay, (\d+
 LABEL = re.compile(r"^braid run: (\w+) \((D=.*?)\) on (\d+) ranks?(?: \[([a-z+-]+),)?")
 COOL_DOWN = re.compile(r"^braid run: cool-down: ([0-9.]+) ms")
 INPUTS = re.compile(r"^braid run: .*, seed \d+ \((\w+) inputs\)")  # absent: integers
+WARM_SWEEP = re.compile(r"warm-up: every one of the (\d+) configurations runs (\d+) times untimed first; then each, "
+                        r"after its checked run, (\d+) more untimed runs before its (\d+) timed ones")
+WARM_ONE = re.compile(r"warm-up: (\d+) untimed runs after the checked run, before the (\d+) timed ones")
+
+
+def runs_before_median(lines, graph_runs):
+    """How many runs of its configuration went before a point's median timed run, back to back:
+    the checked run, the warm-ups (a graph: at least one replay) and half the timed runs. A
+    sweep's warm-up pass and earlier configurations are not counted: between configurations the
+    host lowers, allocates and captures the next program while the GPU idles, and on one H200 the
+    configurations of a sweep measured at their first runs' speed even when their index over the
+    whole launch was past the power cap's onset (ACCURACY.md, eleventh session). So the start is a
+    lower bound, as `braid validate`'s (meta.run_index) is."""
+    for line in lines:
+        m = WARM_SWEEP.search(line)
+        if m:
+            warm, timed = int(m.group(3)), int(m.group(4))
+            return 1 + max(warm, 1) + timed // 2
+        m = WARM_ONE.search(line)
+        if m:
+            warm, timed = int(m.group(1)), int(m.group(2))
+            return 1 + max(warm, 1) + timed // 2
+    return 1 + 1 + graph_runs // 2  # --warmup 0: the checked run and the graph's first replay
 
 
 def parse_label(workload, inner):
@@ -68,7 +91,7 @@ def parse_label(workload, inner):
 def read_logs(dirs):
     """(shape, label) -> {launch: slower rank's median}, and the sim flags of each label."""
     points = collections.defaultdict(dict)
-    flags = {}
+    flags, history = {}, {}
     for d in dirs:
         logs = sorted(glob.glob(os.path.join(d, "run_*.log")))
         if not logs:
@@ -81,10 +104,12 @@ def read_logs(dirs):
             ranks = {}
             with open(f, errors="replace") as fh:
                 lines = fh.read().splitlines()
+            timed = 0
             for line in lines:
                 m = TIMING.search(line)
                 if m:
                     ranks[int(m.group(1))] = float(m.group(4))
+                    timed = int(m.group(3))
                     continue
                 m = LABEL.search(line)
                 if m and ranks:
@@ -99,8 +124,9 @@ def read_logs(dirs):
                     key = (shape, program)
                     flags[key] = argv
                     points[key][launch] = max(ranks.values())
+                    history.setdefault(key, runs_before_median(lines, timed))
                     ranks = {}
-    return points, flags
+    return points, flags, history
 
 
 def launch_setting(dirs, pattern, parse, default, flag, why):
@@ -148,8 +174,9 @@ def machine_operands(braid, machine):
     return json.loads(r.stdout).get("gpu", {}).get("gemm_operands")
 
 
-def simulate(braid, machine, dtype, argv, graph):
+def simulate(braid, machine, dtype, argv, graph, power=()):
     cmd = [braid, "sim"] + argv + ["--machine", machine, "--dtype", dtype, "--json"] + (["--graph"] if graph else [])
+    cmd += list(power)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
@@ -180,10 +207,15 @@ def main():
     ap.add_argument("--held-out", default="",
                     help="shapes (e.g. agL,rsM) whose GEMMs and overlaps the machine was not fitted to: their "
                          "points are summarized apart from the others (docs/ACCURACY.md, fit and held-out sets)")
+    ap.add_argument("--power-idle", action="store_true",
+                    help="simulate every point from an idle GPU, not at its median run's place in its launch")
     a = ap.parse_args()
 
     idle = cool_down(a.dirs)
-    points, flags = read_logs(a.dirs)
+    points, flags, history = read_logs(a.dirs)
+    if not a.power_idle:
+        print("power state: each point starts where its median timed run stood in its launch (runs before it, "
+              f"{idle:g} ms apart), on a machine with a power cap (docs/SIM.md, Power state)")
     if idle:
         print(f"launches run with --cool-down {idle:g} ms (every run starts from an idle GPU)")
     values, operands = input_values(a.dirs), machine_operands(a.braid, a.machine)
@@ -195,7 +227,8 @@ def main():
         launches = points[key]
         measured = statistics.median(launches.values())
         spread = (max(launches.values()) - min(launches.values())) / min(launches.values()) * 100
-        pred, why = simulate(a.braid, a.machine, a.dtype, flags[key], True)
+        power = () if a.power_idle else ("--power", str(history[key]), "--power-gap", f"{idle:g}")
+        pred, why = simulate(a.braid, a.machine, a.dtype, flags[key], True, power)
         interp = simulate(a.braid, a.machine, a.dtype, flags[key], False)[0] if a.interpreted else None
         rows.append({"shape": key[0], "program": key[1], "launches": len(launches), "measured_us": measured,
                      "spread_pct": spread, "predicted_us": pred, "interpreted_us": interp,

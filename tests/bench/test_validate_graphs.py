@@ -42,7 +42,7 @@ class Labels(unittest.TestCase):
                 f.write(LOG)
             with open(os.path.join(d, "run_rsS_cuda_base_1.log"), "w") as f:
                 f.write(OVERRIDE)
-            points, flags = vg.read_logs([d])
+            points, flags, history = vg.read_logs([d])
         by_program = {k[1]: v for k, v in points.items()}
         nccl = "ag_matmul (D=2, S=2, m=256, k=128, n=64, protocol A, modulo, p2p)"
         cuda = "ag_matmul (D=2, S=2, m=256, k=128, n=64, protocol A, modulo, p2p, copy engines)"
@@ -53,6 +53,16 @@ class Labels(unittest.TestCase):
         self.assertNotIn("--comm-backend", flags[("agS", nccl)])
         self.assertEqual(flags[("agS", cuda)][-2:], ["--comm-backend", "cuda"])
         self.assertEqual(flags[("rsS", override)][-2:], ["--comm-backend", "cuda"])
+        # No warm-up line (--warmup 0): the checked run, the graph's first replay, half the 20 timed.
+        self.assertEqual(history[("agS", nccl)], 12)
+
+    def test_a_points_power_history_counts_its_own_runs(self):
+        sweep = ("braid run: warm-up: every one of the 3 configurations runs 10 times untimed first; then each, "
+                 "after its checked run, 10 more untimed runs before its 50 timed ones\n")
+        one = "braid run: warm-up: 5 untimed runs after the checked run, before the 20 timed ones\n"
+        self.assertEqual(vg.runs_before_median(sweep.splitlines(), 50), 1 + 10 + 25)
+        self.assertEqual(vg.runs_before_median(one.splitlines(), 20), 1 + 5 + 10)
+        self.assertEqual(vg.runs_before_median([], 20), 1 + 1 + 10)
 
     def test_launch_sets_of_different_cool_downs_are_refused(self):
         with tempfile.TemporaryDirectory() as d:

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Validate the simulator's power state against every timed run of a back-to-back sequence.
+
+`braid run --repeat N --run-times FILE` writes, per configuration, every timed run's wall time
+(docs/EXEC.md, "Run times"). Run after run the GPU's power rises, and on an H200 its GEMMs slow by
+about 15% once the power cap is reached (docs/SIM.md, "Power state"). This script predicts run i
+of each sequence with `braid sim --power R --power-gap G`, where R counts the runs before it (the
+checked run, the warm-ups, the timed runs before i) and G is the cool-down plus the host's gap
+between runs, and prints measured vs predicted at a spread of run indices, beside the prediction
+from an idle start (`--power idle`, what braid sim gives without the power state). A point's error
+is (predicted - measured) / measured; the summary gives the median and max |error| of both, and
+per sequence the measured and predicted slowdown of its last runs over its first.
+
+Usage:
+  bench/validate_runs.py FILE.jsonl [FILE.jsonl ...] --braid build/cli/braid --machine M.json
+      [--dtype bf16] [--host-gap-us 20] [--points 12] [--jsonl OUT]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from validate_graphs import parse_label  # noqa: E402  (one reading of a run label)
+
+
+def indices(n, points):
+    """Run indices 0 .. n-1, dense at the start and geometric after."""
+    out = set(range(min(n, 4)))
+    x = 4.0
+    while x < n and len(out) < points:
+        out.add(int(x))
+        x *= 1.6
+    out.add(n - 1)
+    return sorted(out)
+
+
+def predict(args, flags, graph, power, gap_ms):
+    cmd = [args.braid, "sim"] + flags + ["--dtype", args.dtype, "--machine", args.machine, "--json",
+                                         "--power", str(power), "--power-gap", repr(gap_ms)]
+    if graph:
+        cmd.append("--graph")
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("braid sim failed: " + " ".join(cmd) + "\n" + out.stderr)
+    return json.loads(out.stdout)["makespan_us"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--braid", required=True)
+    ap.add_argument("--machine", required=True)
+    ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--host-gap-us", type=float, default=20.0,
+                    help="idle time between consecutive runs besides the cool-down (host sync, barrier, launch)")
+    ap.add_argument("--points", type=int, default=12)
+    ap.add_argument("--jsonl")
+    args = ap.parse_args()
+    records, with_power, idle_only = [], [], []
+    for path in args.files:
+        for line in open(path):
+            if not line.strip():
+                continue
+            d = json.loads(line)
+            label = d["program"]
+            workload, inner = label.split(" (", 1)
+            flags = [workload] + parse_label(workload, inner.rstrip(")"))
+            walls = [max(r["wall_us"][i] for r in d["ranks"]) for i in range(len(d["ranks"][0]["wall_us"]))]
+            before = 1 + d["warmup_runs"]  # the checked run and the untimed ones
+            gap_ms = d["cool_down_ms"] + args.host_gap_us / 1e3
+            print(f"\n{os.path.basename(path)}: {label}{' [' + d['settings'] + ']' if d['settings'] else ''}, "
+                  f"{'graph replays' if d['graph'] else 'interpreted'}, cool-down {d['cool_down_ms']} ms, "
+                  f"{len(walls)} runs")
+            print(f"  {'run':>5} {'measured':>10} {'predicted':>10} {'error':>7} {'idle start':>10} {'error':>7}")
+            idle = predict(args, flags, d["graph"], "idle", 0)
+            rows = []
+            for i in indices(len(walls), args.points):
+                p = predict(args, flags, d["graph"], before + i, gap_ms)
+                e, e0 = (p - walls[i]) / walls[i], (idle - walls[i]) / walls[i]
+                rows.append((i, walls[i], p, e, e0))
+                with_power.append(abs(e))
+                idle_only.append(abs(e0))
+                print(f"  {i:>5} {walls[i]:>10.1f} {p:>10.1f} {100 * e:>+6.1f}% {idle:>10.1f} {100 * e0:>+6.1f}%")
+                records.append({"file": path, "program": label, "settings": d["settings"], "run": i,
+                                "measured_us": walls[i], "predicted_us": p, "idle_start_us": idle})
+            k = max(1, len(walls) // 10)
+            first, last = statistics.median(walls[:k]), statistics.median(walls[-k:])
+            pf, pl = rows[0][2], rows[-1][2]
+            print(f"  last runs / first runs: measured {last / first:.3f}, predicted {pl / pf:.3f}")
+    print(f"\n{len(with_power)} points: median |error| {100 * statistics.median(with_power):.1f}%, "
+          f"max {100 * max(with_power):.1f}% with the power state; from an idle start "
+          f"{100 * statistics.median(idle_only):.1f}%, max {100 * max(idle_only):.1f}%")
+    if args.jsonl:
+        with open(args.jsonl, "w") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+
+
+if __name__ == "__main__":
+    main()
