@@ -70,6 +70,7 @@ KernelCost gemmCost(const Machine& mc, double flops, double bytes, DataType dtyp
   c.computeUs = mc.gpu.gemmLatencyUs + (mc.gpu.gemmWaves == GemmWaves::kWhole ? best : ideal / efficiency);
   // A shape timed on this machine takes its measured time (the tiles still say how it fills SMs).
   if (const MeasuredGemm* g = measuredGemm(mc, flops, dtype, batch, m, n)) c.computeUs = g->us;
+  c.power = mc.gpu.power.gemmPowerAt(flops);
   return c;
 }
 

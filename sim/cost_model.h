@@ -20,6 +20,7 @@ struct KernelCost {
   double bytes = 0;      // HBM traffic (read + written)
   int64_t tiles = 0;     // CTAs of a GEMM (its waves over the SMs it gets); 0: many small CTAs
   int64_t tileM = 0, tileN = 0;
+  double power = 1;      // its power per busy SM while compute-bound, over a full load's (gpu.power_cap)
   double totalUs() const;
 };
 

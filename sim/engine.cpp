@@ -455,8 +455,8 @@ class Engine {
 
   // The power state of `gpu` as its kernels change (shares_ set for them): its load is the share
   // of its SMs busy on compute, each kernel weighted by how much of its time is compute at full
-  // clocks (a GEMM about 1, a copy about 0). Returns the factor on compute times, and schedules
-  // the moment the cap is reached at this load.
+  // clocks (a GEMM about 1, a copy about 0) and by its power per SM (KernelCost::power). Returns
+  // the factor on compute times, and schedules the moment the cap is reached at this load.
   double updatePower(int32_t gpu, size_t nk) {
     Gpu& G = gpus_[static_cast<size_t>(gpu)];
     if (!mc_.gpu.power.enabled()) return 1;
@@ -464,7 +464,7 @@ class Engine {
     for (size_t i = 0; i < nk; ++i) {
       const KernelCost& kc = g_.kernels[static_cast<size_t>(g_.kernel[static_cast<size_t>(G.kernels[i])])];
       double t = std::max({kc.computeUs, kc.memoryUs, kc.minUs});
-      if (t > 0) load += share_[i] / allSms_ * std::min(1.0, kc.computeUs / t);
+      if (t > 0) load += share_[i] / allSms_ * std::min(1.0, kc.computeUs / t) * kc.power;
     }
     G.power.setLoad(std::min(1.0, load));
     ++G.powerVersion;

@@ -243,6 +243,7 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
         p.fail(p.at("cap_load"), "expected a number under 1 (a cap a full load never reaches is no cap: leave power_cap out)");
       m.gpu.power.timeConstantUs = p.positive("time_constant_ms") * 1e3;
       m.gpu.power.cappedSlowdown = p.num("capped_slowdown", 1, 10);
+      if (p.has("gemm_power")) m.gpu.power.gemmPower = readCurve(p, "gemm_power");
       p.done();
     }
     if (g.has("measured_gemms")) {  // optional: shapes timed by braid calibrate
@@ -373,10 +374,13 @@ std::string machineToJson(const Machine& m) {
   if (m.gpu.gemmWaves != GemmWaves::kWhole) j["gpu"]["gemm_waves"] = gemmWavesName(m.gpu.gemmWaves);
   if (m.gpu.gemmLatencyUs != 0) j["gpu"]["gemm_latency_us"] = m.gpu.gemmLatencyUs;
   if (m.gpu.gemmOperands) j["gpu"]["gemm_operands"] = inputValuesName(*m.gpu.gemmOperands);
-  if (m.gpu.power.enabled())
+  if (m.gpu.power.enabled()) {
     j["gpu"]["power_cap"] = {{"cap_load", m.gpu.power.capLoad},
                              {"time_constant_ms", m.gpu.power.timeConstantUs / 1e3},
                              {"capped_slowdown", m.gpu.power.cappedSlowdown}};
+    if (!m.gpu.power.gemmPower.points.empty())
+      j["gpu"]["power_cap"]["gemm_power"] = curveJson(m.gpu.power.gemmPower);
+  }
   if (!m.gpu.measuredGemms.empty()) {
     json list = json::array();
     for (const MeasuredGemm& g : m.gpu.measuredGemms) {

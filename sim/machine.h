@@ -63,10 +63,15 @@ struct MeasuredGemm {
 // is the cap in those units, and `cappedSlowdown` how much longer such a load's compute takes at
 // the cap. An H200 reaches its 700 W cap 20-40 ms into back-to-back GEMMs, and they then run
 // 15-17% slower (docs/EXEC.md, Power state). Unset (capLoad 0): the model runs at full clocks.
+// A GEMM's power per busy SM depends on its size (on an H200 a sustained 4096^3 slowed by 11% at
+// the cap, 16384x4096x4096 by 18%): `gemmPower`, by a GEMM's flops, is its power over the
+// calibration GEMM's (the full load); empty: every GEMM draws a full load's.
 struct PowerModel {
   double capLoad = 0;          // in (0, 1): the cap over a full GEMM load's power
   double timeConstantUs = 0;   // the controller's averaging time
   double cappedSlowdown = 1;   // a full load's compute time at the cap over its time at full clocks
+  EfficiencyCurve gemmPower;   // optional: a GEMM's power by its flops, in (0, 1]
+  double gemmPowerAt(double flops) const { return gemmPower.points.empty() ? 1.0 : gemmPower.at(flops); }
   bool enabled() const { return capLoad > 0; }
   bool operator==(const PowerModel&) const = default;
 };

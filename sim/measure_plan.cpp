@@ -235,6 +235,9 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
     // starts to reach the cap.
     std::vector<double> duties = o.quick ? std::vector<double>{0.9, 0.8} : std::vector<double>{0.95, 0.9, 0.85, 0.8, 0.7};
     for (double duty : duties) m.power.push_back({g, 300, 0, 1, duty, {}});
+    // Smaller GEMMs draw less power per SM (gpu.power_cap.gemm_power): each sustained once.
+    std::vector<int64_t> sizes = o.quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{3072, 4096, 6144};
+    for (int64_t n : sizes) m.power.push_back({GemmShape{n, n, n, 1, o.dtypes.front()}, 300, 0, 1, 1, {}});
   }
   return m;
 }

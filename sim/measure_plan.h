@@ -49,8 +49,9 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o);
 // with copyEngines, Allgather, ReduceScatter and Allreduce of the whole world on the copy engines
 // from 1 MiB (or minBytes) up. extraGemms are measured alone in every dtype, beside collectives in
 // the first. power (with streams: it needs the device clock): an 8192^3 GEMM in the first dtype
-// back to back for 400 ms, and in ten 20 ms bursts 2, 5, 10, 20 and 50 ms apart (quick: 5 and 20),
-// each from an idle second.
+// back to back for 400 ms, in ten 20 ms bursts 2, 5, 10, 20 and 50 ms apart (quick: 5 and 20) and
+// at duty cycles 0.95-0.7 (quick: 0.9, 0.8), and 3072^3, 4096^3 and 6144^3 (quick: 4096^3) back to
+// back for 300 ms, each from an idle second.
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
 
 // "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.

@@ -21,11 +21,12 @@ bool afterIdle(const PowerMeasurement& s, size_t i) {
   return s.runs[i].startUs - (prev.startUs + prev.us) > 1000;
 }
 
-double sumSquares(const PowerModel& m, double base, const std::vector<PowerMeasurement>& series, size_t* count) {
+double sumSquares(const PowerModel& m, double base, const std::vector<PowerMeasurement>& series, size_t* count,
+                  double load = 1) {
   double sum = 0;
   size_t n = 0;
   for (const auto& s : series) {
-    std::vector<double> pred = predictPowerRuns(m, base, s);
+    std::vector<double> pred = predictPowerRuns(m, base, s, load);
     for (size_t i = 0; i < s.runs.size(); ++i) {
       if (afterIdle(s, i)) continue;
       double e = (pred[i] - s.runs[i].us) / s.runs[i].us;
@@ -37,9 +38,29 @@ double sumSquares(const PowerModel& m, double base, const std::vector<PowerMeasu
   return sum;
 }
 
+// The GEMM's time at full clocks: the runs of the first 5 ms of every series that follow another
+// run directly (the first after an idle gap pays for the clocks' ramp).
+double fullClockUs(const std::vector<PowerMeasurement>& series) {
+  std::vector<double> early;
+  for (const auto& s : series)
+    for (size_t i = 0; i < s.runs.size() && s.runs[i].startUs < 5000; ++i)
+      if (!afterIdle(s, i)) early.push_back(s.runs[i].us);
+  if (early.empty())
+    for (const auto& s : series) early.push_back(s.runs.front().us);
+  return median(early);
+}
+
+const PowerMeasurement* longestSustained(const std::vector<PowerMeasurement>& series) {
+  const PowerMeasurement* best = nullptr;
+  for (const auto& s : series)
+    if (s.bursts == 1 && s.duty == 1 && (!best || s.runs.size() > best->runs.size())) best = &s;
+  return best && best->runs.size() >= 8 ? best : nullptr;
+}
+
 }  // namespace
 
-std::vector<double> predictPowerRuns(const PowerModel& m, double baseUs, const PowerMeasurement& series) {
+std::vector<double> predictPowerRuns(const PowerModel& m, double baseUs, const PowerMeasurement& series,
+                                     double load) {
   std::vector<double> out;
   PowerState st(m, 0);
   for (size_t i = 0; i < series.runs.size(); ++i) {
@@ -51,30 +72,70 @@ std::vector<double> predictPowerRuns(const PowerModel& m, double baseUs, const P
         st.advance(gap);
       }
     }
-    out.push_back(runFullLoad(st, baseUs));
+    out.push_back(runFullLoad(st, baseUs, load));
   }
   return out;
 }
 
-PowerFit fitPowerCap(const std::vector<PowerMeasurement>& series) {
-  if (series.empty()) throw Error("power: no measurements to fit");
-  for (const auto& s : series)
-    if (!(s.gemm == series.front().gemm)) throw Error("power: the series time different GEMMs; fit one at a time");
-  const PowerMeasurement* sustained = nullptr;
-  for (const auto& s : series)
-    if (s.bursts == 1 && s.duty == 1 && (!sustained || s.runs.size() > sustained->runs.size())) sustained = &s;
-  if (!sustained || sustained->runs.size() < 8)
+namespace {
+
+double flopsOf(const GemmShape& g) {
+  return 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.n) *
+         static_cast<double>(g.k);
+}
+
+// Every other GEMM with a sustained series: the share of a full load's power that gives the fitted
+// cap its sustained slowdown (a search over (0.3, 1]), as gpu.power_cap.gemm_power by flops.
+void fitGemmPower(PowerFit& f, const std::vector<std::vector<PowerMeasurement>>& byGemm) {
+  std::vector<std::pair<double, double>> points = {{flopsOf(f.reference), 1.0}};
+  std::string said;
+  for (const auto& g : byGemm) {
+    if (g.front().gemm == f.reference) continue;
+    const PowerMeasurement* s = longestSustained(g);
+    if (!s) continue;
+    const std::vector<PowerMeasurement> one = {*s};
+    const double base = fullClockUs(one);
+    double best = 1, bestCost = INFINITY;
+    for (int i = 0; i <= 140; ++i) {  // 0.300, 0.305, ..., 1.000
+      const double w = 0.3 + 0.005 * i;
+      double c = sumSquares(f.model, base, one, nullptr, w);
+      if (c < bestCost) bestCost = c, best = std::min(w, 1.0);
+    }
+    const double flops = flopsOf(s->gemm);
+    auto same = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first == flops; });
+    if (same != points.end()) continue;  // one weight per size: the first GEMM of those flops
+    points.emplace_back(flops, best);
+    char b[96];
+    std::snprintf(b, sizeof b, "%s%lldx%lldx%lld %.3f", said.empty() ? "" : ", ", static_cast<long long>(s->gemm.m),
+                  static_cast<long long>(s->gemm.n), static_cast<long long>(s->gemm.k), best);
+    said += b;
+  }
+  if (points.size() < 2) return;
+  std::sort(points.begin(), points.end());
+  f.model.gemmPower.points = points;
+  f.summary += "; a GEMM's power relative to it (gemm_power): " + said;
+}
+
+}  // namespace
+
+PowerFit fitPowerCap(const std::vector<PowerMeasurement>& all) {
+  if (all.empty()) throw Error("power: no measurements to fit");
+  // The reference: the GEMM with the most series (the benchmark's bursts and duty cycles).
+  std::vector<std::vector<PowerMeasurement>> byGemm;
+  for (const auto& s : all) {
+    auto it = std::find_if(byGemm.begin(), byGemm.end(), [&](const auto& g) { return g.front().gemm == s.gemm; });
+    if (it == byGemm.end()) byGemm.push_back({s});
+    else it->push_back(s);
+  }
+  const std::vector<PowerMeasurement>& series =
+      *std::max_element(byGemm.begin(), byGemm.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  const PowerMeasurement* sustained = longestSustained(series);
+  if (!sustained)
     throw Error("power: no sustained series (one burst of at least 8 runs back to back) to see the capped speed in");
 
   PowerFit f;
-  // Full clocks: the runs of the first 5 ms of every series that follow another run directly.
-  std::vector<double> early;
-  for (const auto& s : series)
-    for (size_t i = 0; i < s.runs.size() && s.runs[i].startUs < 5000; ++i)
-      if (!afterIdle(s, i)) early.push_back(s.runs[i].us);
-  if (early.empty())
-    for (const auto& s : series) early.push_back(s.runs.front().us);
-  f.baseUs = median(early);
+  f.reference = series.front().gemm;
+  f.baseUs = fullClockUs(series);
   // At the cap: the last quarter of the sustained series.
   std::vector<double> late;
   const std::vector<PowerMeasurement::Run>& runs = sustained->runs;
@@ -116,11 +177,13 @@ PowerFit fitPowerCap(const std::vector<PowerMeasurement>& series) {
   f.model = best;
   f.rmsError = std::sqrt(bestCost / std::max<size_t>(f.runs, 1));
   std::snprintf(line, sizeof line,
-                "power: fitted to %zu runs of one GEMM (%.1f us at full clocks) in %zu series: cap_load %.3f, "
+                "power: fitted to %zu runs of %lldx%lldx%lld (%.1f us at full clocks) in %zu series: cap_load %.3f, "
                 "time_constant_ms %.2f, capped_slowdown %.3f; rms error per run %.2f%% (%.2f%% without a cap)",
-                f.runs, f.baseUs, series.size(), best.capLoad, best.timeConstantUs / 1e3, best.cappedSlowdown,
-                100 * f.rmsError, 100 * f.rmsWithout);
+                f.runs, static_cast<long long>(f.reference.m), static_cast<long long>(f.reference.n),
+                static_cast<long long>(f.reference.k), f.baseUs, series.size(), best.capLoad,
+                best.timeConstantUs / 1e3, best.cappedSlowdown, 100 * f.rmsError, 100 * f.rmsWithout);
   f.summary = line;
+  fitGemmPower(f, byGemm);
   return f;
 }
 

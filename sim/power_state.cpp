@@ -47,8 +47,8 @@ double idleLevel(const PowerModel& m, double level, double us) {
   return s.level();
 }
 
-double runFullLoad(PowerState& s, double baseUs) {
-  s.setLoad(1);
+double runFullLoad(PowerState& s, double baseUs, double load) {
+  s.setLoad(load);
   const double until = s.usUntilCap();
   if (until >= baseUs) {
     s.advance(baseUs);

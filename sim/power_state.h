@@ -43,8 +43,9 @@ class PowerState {
 // The level after `us` microseconds idle, from `level`.
 double idleLevel(const PowerModel& m, double level, double us);
 
-// How long a GEMM that takes `baseUs` at full clocks and full load takes from power state `s`,
-// which it leaves as it ends (the calibration's model of its power benchmark).
-double runFullLoad(PowerState& s, double baseUs);
+// How long a GEMM that takes `baseUs` at full clocks takes from power state `s`, drawing `load`
+// (1: a full load) on every SM; it leaves `s` as it ends (the calibration's model of its power
+// benchmark).
+double runFullLoad(PowerState& s, double baseUs, double load = 1);
 
 }  // namespace braid::sim

@@ -148,6 +148,15 @@ TEST(PowerEngine, HalfTheSmsOrAMemoryBoundKernelDrawLessThanTheCap) {
   EXPECT_EQ(mem.cappedUs[0], 0);
 }
 
+TEST(PowerEngine, AGemmThatDrawsLessThanTheCapNeverReachesIt) {
+  sim::SimGraph g = chain(40, 1000, 4 * 132);
+  for (auto& k : g.kernels) k.power = 0.7;  // KernelCost::power: 0.7 of a full load per SM
+  sim::EngineResult r = sim::runEngine(g, capped(0.8, 1000, 1.2));
+  EXPECT_NEAR(r.end.back(), 40000, 1e-6);
+  EXPECT_NEAR(r.finalPowerLevel[0], 0.7, 1e-6);
+  EXPECT_EQ(r.cappedUs[0], 0);
+}
+
 TEST(PowerEngine, WithoutACapNothingChanges) {
   sim::SimGraph g = chain(40, 1000, 4 * 132);
   sim::EngineOptions o;
