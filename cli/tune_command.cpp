@@ -100,6 +100,15 @@ sim::TuneSpace spaceOf(const TuneArgs& a) {
   return s;
 }
 
+// What --power did to the ranking, for the table's head ("" for an idle start).
+std::string powerWording(const SimArgs& a, const sim::Machine& machine) {
+  if (a.power == "idle") return "";
+  if (!machine.gpu.power.enabled()) return "; " + machine.name + " models no power cap: --power changes nothing";
+  return "; each candidate predicted " +
+         (a.power == "steady" ? std::string("in the steady state of") : "after " + a.power) +
+         " back-to-back runs of itself (the power cap, docs/SIM.md)";
+}
+
 int runTune(const TuneArgs& args) {
   const SimArgs& base = args.sim;
   if (base.target.empty()) throw Error("a workload name is required (see `braid lower --list`)");
@@ -186,7 +195,9 @@ int runTune(const TuneArgs& args) {
     }
   } else {
     std::cout << "braid tune: " << base.target << " on " << machine.name << " (" << machine.gpu.model << "), "
-              << candidates.size() << " candidates, " << distinct.size() << " distinct programs simulated\n"
+              << candidates.size() << " candidates, " << distinct.size() << " distinct programs simulated"
+              << powerWording(base, machine)
+              << "\n"
               << sim::tuneTable(r, top);
     if (!same.empty()) {
       std::cout << "not listed (the workload lowers them to the same program as a listed one):\n";

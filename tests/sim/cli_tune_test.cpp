@@ -42,6 +42,23 @@ TEST(TuneCli, RanksTheCandidatesAgainstSerial) {
   EXPECT_EQ(j["pipelined_beats_serial"].get<bool>(), j["best"]["config"]["streams"] != "1");
 }
 
+// --power steady ranks every candidate as a loop of back-to-back steps runs it: on h200 (a power
+// cap) a long program's serial step is slower than from idle, and the table's head says so.
+TEST(TuneCli, PowerSteadyPredictsEveryCandidateAsALoopRunsIt) {
+  const std::string cmd = "tune mlp --machine h200 --devices 1 --m 8192 --k 8192 --n 16384 --streams 2 --protocols A";
+  auto idle = runBraid(cmd + " --json");
+  auto steady = runBraid(cmd + " --json --power steady");
+  ASSERT_EQ(idle.rc, 0) << idle.err;
+  ASSERT_EQ(steady.rc, 0) << steady.err;
+  const double a = json::parse(idle.out)["serial"]["predicted_us"].get<double>();
+  const double b = json::parse(steady.out)["serial"]["predicted_us"].get<double>();
+  EXPECT_GT(b, 1.05 * a);
+  auto text = runBraid(cmd + " --power steady");
+  EXPECT_NE(text.out.find("each candidate predicted in the steady state of back-to-back runs of itself"),
+            std::string::npos)
+      << text.out;
+}
+
 // Transports: both where the ranks fit on one node of the machine, NCCL only (and said) where they
 // span nodes; --comm-backends chooses. The copy engines do not cross hosts: asked for across
 // nodes, those candidates are listed as failed, with the reason.
