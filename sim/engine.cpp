@@ -110,29 +110,24 @@ class Engine {
           onReady(p.id);
           break;
         case kKernelDone:
-          if (kernelJobs_[static_cast<size_t>(p.id)].version == p.version) finishKernel(p.id);
+          finishKernel(p.id);
           break;
         case kCommDone:
-          if (commJobs_[static_cast<size_t>(p.id)].version == p.version) finishComm(p.id);
+          finishComm(p.id);
           break;
         case kLastWave:
           onLastWave(p.id);
           break;
         case kCommKernelPhase:
-          if (commJobs_[static_cast<size_t>(p.id)].version == p.version) startCommKernel(p.id);
+          startCommKernel(p.id);
           break;
         case kPowerCap:  // the GPU's power reached the cap: its compute slows from now
-          if (gpus_[static_cast<size_t>(p.id)].powerVersion == p.version) reflow(p.id);
+          reflow(p.id);
           break;
       }
     }
-    // The program ends with its last operation: the power level is read there (an event left in
-    // the queue past it must not idle the GPUs further).
-    double last = 0;
-    for (double e : r_.end) last = std::max(last, e);
-    bool before = true;
-    for (const Gpu& G : gpus_) before = before && G.last <= last;
-    if (before && last > 0) now_ = std::min(now_, last);
+    // Stale events never move the clock (stale()), so it stops at the last operation's end, where
+    // the power level is read.
     for (size_t gi = 0; gi < gpus_.size(); ++gi) {
       integrate(static_cast<int32_t>(gi));
       r_.finalPowerLevel[gi] = gpus_[gi].power.level();

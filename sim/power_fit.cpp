@@ -79,20 +79,18 @@ std::vector<double> predictPowerRuns(const PowerModel& m, double baseUs, const P
 
 namespace {
 
-double flopsOf(const GemmShape& g) {
-  return 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.n) *
-         static_cast<double>(g.k);
-}
-
 // Every other GEMM with a sustained series: the share of a full load's power that gives the fitted
 // cap its sustained slowdown (a search over (0.3, 1]), as gpu.power_cap.gemm_power by flops.
 void fitGemmPower(PowerFit& f, const std::vector<std::vector<PowerMeasurement>>& byGemm) {
-  std::vector<std::pair<double, double>> points = {{flopsOf(f.reference), 1.0}};
+  std::vector<std::pair<double, double>> points = {{f.reference.flops(), 1.0}};
   std::string said;
   for (const auto& g : byGemm) {
     if (g.front().gemm == f.reference) continue;
     const PowerMeasurement* s = longestSustained(g);
     if (!s) continue;
+    const double flops = s->gemm.flops();
+    auto same = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first == flops; });
+    if (same != points.end()) continue;  // one weight per size: the first GEMM of those flops
     const std::vector<PowerMeasurement> one = {*s};
     const double base = fullClockUs(one);
     double best = 1, bestCost = INFINITY;
@@ -101,9 +99,6 @@ void fitGemmPower(PowerFit& f, const std::vector<std::vector<PowerMeasurement>>&
       double c = sumSquares(f.model, base, one, nullptr, w);
       if (c < bestCost) bestCost = c, best = std::min(w, 1.0);
     }
-    const double flops = flopsOf(s->gemm);
-    auto same = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first == flops; });
-    if (same != points.end()) continue;  // one weight per size: the first GEMM of those flops
     points.emplace_back(flops, best);
     char b[96];
     std::snprintf(b, sizeof b, "%s%lldx%lldx%lld %.3f", said.empty() ? "" : ", ", static_cast<long long>(s->gemm.m),
