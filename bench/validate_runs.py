@@ -9,7 +9,10 @@ checked run, the warm-ups, the timed runs before i) and G is the cool-down plus 
 between runs, and prints measured vs predicted at a spread of run indices, beside the prediction
 from an idle start (`--power idle`, what braid sim gives without the power state). A point's error
 is (predicted - measured) / measured; the summary gives the median and max |error| of both, and
-per sequence the measured and predicted slowdown of its last runs over its first.
+per sequence the measured and predicted slowdown of its last runs over its first. When one program
+ran at several cool-downs, a last table compares what the idle before each run cost, measured and
+predicted: each cool-down's median run against the same program's run with the shortest cool-down
+(the machine's host.after_idle and power state, docs/SIM.md).
 
 Usage:
   bench/validate_runs.py FILE.jsonl [FILE.jsonl ...] --braid build/cli/braid --machine M.json
@@ -60,6 +63,7 @@ def main():
     ap.add_argument("--jsonl")
     args = ap.parse_args()
     records, with_power, idle_only = [], [], []
+    by_program = {}  # (program, settings, graph) -> [(cool-down, measured median, predicted median)]
     for path in args.files:
         for line in open(path):
             if not line.strip():
@@ -90,9 +94,20 @@ def main():
             first, last = statistics.median(walls[:k]), statistics.median(walls[-k:])
             pf, pl = rows[0][2], rows[-1][2]
             print(f"  last runs / first runs: measured {last / first:.3f}, predicted {pl / pf:.3f}")
+            by_program.setdefault((label, d["settings"], d["graph"]), []).append(
+                (d["cool_down_ms"], statistics.median(r[1] for r in rows), statistics.median(r[2] for r in rows)))
     print(f"\n{len(with_power)} points: median |error| {100 * statistics.median(with_power):.1f}%, "
           f"max {100 * max(with_power):.1f}% with the power state; from an idle start "
           f"{100 * statistics.median(idle_only):.1f}%, max {100 * max(idle_only):.1f}%")
+    cooled = {k: sorted(v) for k, v in by_program.items() if len({c for c, _, _ in v}) > 1}
+    if cooled:
+        print("\nWhat the idle before a run costs: each cool-down against the program's shortest one")
+        print(f"  {'cool-down ms':>12} {'measured':>10} {'predicted':>10} {'+measured':>10} {'+predicted':>10}")
+        for (label, settings, graph), rows in cooled.items():
+            print(f"{label}{' [' + settings + ']' if settings else ''}, {'graph replays' if graph else 'interpreted'}")
+            base_m, base_p = rows[0][1], rows[0][2]
+            for cd, m, p in rows:
+                print(f"  {cd:>12g} {m:>10.1f} {p:>10.1f} {m - base_m:>+10.1f} {p - base_p:>+10.1f}")
     if args.jsonl:
         with open(args.jsonl, "w") as f:
             for r in records:

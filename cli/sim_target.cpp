@@ -45,14 +45,21 @@ void addPowerFlags(CLI::App& sub, SimArgs& a, bool measured) {
                      (measured ? "; default auto: where the measured run stood (its timeline's meta.run_index and "
                                  "meta.cool_down_ms)"
                                : "; default idle"));
-  sub.add_option("--power-gap", a.powerGapMs, "idle milliseconds between those back-to-back runs (default 0)");
+  sub.add_option("--power-gap", a.powerGapMs,
+                 "idle milliseconds before the run and between those back-to-back runs (default 0): it lowers the power "
+                 "level, and on a machine with host.after_idle the run's host issues it later (docs/SIM.md, After idle)");
 }
 
 sim::PowerStart parsePowerStart(const std::string& value, double gapMs) {
   sim::PowerStart p;
   if (!(gapMs >= 0) || gapMs > 1e9) throw Error("--power-gap must be a number of milliseconds >= 0");
   p.gapUs = gapMs * 1e3;
-  if (value == "idle") return p;
+  if (value == "idle") {
+    if (gapMs > 0)
+      throw Error("--power-gap needs --power N or steady: idle is a GPU that ran nothing before (--power 0 --power-gap MS "
+                  "is one run after MS of idle)");
+    return p;
+  }
   if (value == "steady") {
     p.kind = sim::PowerStart::Kind::kSteady;
     return p;

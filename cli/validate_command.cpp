@@ -126,6 +126,7 @@ int runValidate(ValidateArgs& a) {
       j["power"] = {{"start", r.power.start},
                     {"start_level", r.power.startLevel},
                     {"capped_fraction", r.power.cappedFraction}};
+    j["host_after_idle_us"] = r.power.hostDelayUs;
     std::cout << j.dump(1) << "\n";
     return 0;
   }
@@ -139,7 +140,7 @@ int runValidate(ValidateArgs& a) {
             << viz::validationReport(v, static_cast<size_t>(a.top));
   if (note) std::cout << "note: " << *note << "\n";
   for (const std::string& n : r.notes)
-    if (n.rfind("power: ", 0) == 0) std::cout << "note: " << n << "\n";
+    if (n.rfind("power: ", 0) == 0 || n.rfind("after idle: ", 0) == 0) std::cout << "note: " << n << "\n";
   for (const auto* f : {&s.timeline, &s.trace, &a.picture})
     if (!f->empty()) std::cout << "wrote " << *f << "\n";
   return 0;

@@ -245,6 +245,47 @@ class Bench {
     return out;
   }
 
+  // The after-idle benchmark (BenchAfterIdle): every entry's reps, in turn. Each is preceded by
+  // about 2 ms of the same operations and waits (the host as busy as back-to-back runs keep it), so every
+  // idle time starts from the same state; then the issue is timed as `braid run` times a run's
+  // (exec/check.cpp): idle, barrier, then the host's launches.
+  std::vector<std::vector<double>> afterIdle(const std::vector<BenchAfterIdle>& entries) {
+    std::vector<std::vector<double>> out(entries.size());
+    at::Tensor x = at::zeros({1}, opts());
+    at::Tensor a = at::ones({64, 64}, opts()), v = at::zeros({1024}, opts());
+    // A program's host work in small: ATen dispatch of a matmul, a launch, an allocation and a view,
+    // in turn (a launch loop alone stays in the caches and wakes faster than a program's issue).
+    auto op = [&](int64_t k) {
+      switch (k % 4) {
+        case 0: (void)at::matmul(a, a); break;
+        case 1: x.add_(1); break;
+        case 2: (void)at::empty({256 * 1024}, opts()); break;
+        default: (void)v.narrow(0, k % 512, 512); break;
+      }
+    };
+    auto busy = [&] {
+      auto t0 = HostClock::now();
+      for (int64_t k = 0; usSince(t0) < 2000; ++k) {
+        op(k);
+        if (k % 40 == 39) dev_.hostSynchronize();
+      }
+      dev_.hostSynchronize();
+    };
+    for (int64_t rep = 0; rep < plan_.reps; ++rep)
+      for (size_t i = 0; i < entries.size(); ++i) {
+        busy();
+        if (entries[i].idleMs > 0)
+          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(entries[i].idleMs));
+        comm_.barrier();
+        auto t0 = HostClock::now();
+        for (int64_t k = 0; k < entries[i].ops; ++k) op(k);
+        out[i].push_back(usSince(t0));
+        dev_.hostSynchronize();
+      }
+    comm_.barrier();
+    return out;
+  }
+
   // Buffers of a collective, sized as nccl-tests counts its bytes; post() issues it once.
   struct CollectiveBuffers {
     at::Tensor in, out;
@@ -533,6 +574,9 @@ void checkMicrobenchPlan(const MicrobenchPlan& plan, int64_t worldSize) {
         !(p.duty > 0 && p.duty <= 1))
       throw Error("microbenchmarks: power benchmark of " + gemmName(p.gemm) +
                   ": expected a load of 0-60000 ms in all, >= 1 burst, gaps >= 0 and a duty in (0, 1]");
+  for (const auto& w : plan.afterIdle)
+    if (!(w.idleMs >= 0) || w.idleMs > 10e3 || w.ops < 1 || w.ops > 100000)
+      throw Error("microbenchmarks: after-idle benchmark: expected an idle time of 0-10000 ms and 1-100000 operations");
 }
 
 MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Communicator& comm,
@@ -546,7 +590,8 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
   MicrobenchTimes out;
   out.deviceClock = b.deviceClock();
   const size_t total = plan.gemms.size() + plan.copies.size() + plan.collectives.size() + plan.p2p.size() +
-                       (plan.host ? 1 : 0) + plan.overlaps.size() + plan.copyEngine.size() + plan.power.size();
+                       (plan.host ? 1 : 0) + plan.overlaps.size() + plan.copyEngine.size() + plan.power.size() +
+                       plan.afterIdle.size();
   size_t done = 0;
   auto say = [&](const std::string& what, double us) {
     ++done;
@@ -606,6 +651,18 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
     comm.useBackend(CommBackend::kCuda);
     timeCollectives(plan.copyEngine, out.copyEngineUs, " on the copy engines");
     comm.useBackend(CommBackend::kNccl);
+  }
+
+  if (!plan.afterIdle.empty()) {
+    out.afterIdleUs = b.afterIdle(plan.afterIdle);
+    for (size_t i = 0; i < plan.afterIdle.size(); ++i) {
+      std::vector<double> v = out.afterIdleUs[i];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      std::ostringstream os;
+      os << "after idle: " << plan.afterIdle[i].ops << " host operations after " << plan.afterIdle[i].idleMs << " ms idle";
+      say(os.str(), v[v.size() / 2]);
+    }
   }
 
   for (const auto& p : plan.power) {

@@ -70,6 +70,17 @@ struct BenchPower {
   double duty = 1;  // < 1: each run is followed by idle time, the GEMM running this share of the time
 };
 
+// The after-idle benchmark (docs/CALIBRATION.md, "After idle"): after about 2 ms of back-to-back
+// work and `idleMs` of idle, the host issues `ops` operations (a 64x64 matmul, a one-element add,
+// a 1 MiB allocation and a view, in turn), timed as `braid run` times a run's issue: on the host,
+// from after every rank's barrier until the last returns.
+// The plan's entries run their reps in turn (rep 1 of every entry, then rep 2, ...), so a drift
+// spreads over all of them.
+struct BenchAfterIdle {
+  double idleMs = 0;
+  int64_t ops = 100;
+};
+
 struct MicrobenchPlan {
   std::vector<BenchGemm> gemms;
   std::vector<int64_t> copies;  // bytes moved (read + written: twice the tensor's size)
@@ -81,6 +92,7 @@ struct MicrobenchPlan {
   // router with NCCL and the copy engines; exec/backend_router.h).
   std::vector<BenchCollective> copyEngine;
   std::vector<BenchPower> power;  // needs a device clock
+  std::vector<BenchAfterIdle> afterIdle;
   int64_t warmup = 3;
   int64_t reps = 10;
   // Idle time before each measurement (its warm-up included), so every one starts at the
@@ -107,6 +119,7 @@ struct MicrobenchTimes {
   // Per power benchmark: every run's (start, time) in microseconds from the first run's start, on
   // rank 0's GPU (every rank runs the benchmark at once, as every GPU of a job draws power).
   std::vector<std::vector<std::pair<double, double>>> power;
+  std::vector<std::vector<double>> afterIdleUs;  // per after-idle entry: every rep, this rank's
 };
 
 // Checks the plan against the world (teams and peers that exist, sizes that split evenly).

@@ -16,6 +16,7 @@
 #include "sim/median.h"
 #include "sim/overlap_model.h"
 #include "sim/power_fit.h"
+#include "sim/after_idle_fit.h"
 
 namespace braid::sim {
 
@@ -91,6 +92,10 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
   for (auto& c : m.collectives) c.us = predictCollectiveUs(mc, c);
   for (auto& p : m.p2p) p.us = predictP2PUs(mc, p);
   for (auto& h : m.host) h.us = hostCostUs(mc, h.call);
+  for (auto& w : m.afterIdle)
+    w.us = {static_cast<double>(w.ops) / 4 *
+            (mc.host.atenOpUs + mc.host.kernelLaunchUs + mc.host.allocationUs + mc.host.viewUs) +
+                mc.host.afterIdle.delayUs(w.idleMs * 1e3)};
   for (auto& v : m.overlaps) {
     v.gemmAloneUs = predictGemmUs(mc, v.gemm);
     v.commAloneUs = v.copyEngines ? copyEngineCollectiveCost(mc, v.collective.kind, v.collective.team, v.collective.bytes).us
@@ -107,13 +112,6 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
 // Measurements as one vector: labels, measured times, predictions
 //===----------------------------------------------------------------------===//
 
-static std::string shapeStr(const GemmShape& g) {
-  std::ostringstream os;
-  os << "gemm " << (g.batch > 1 ? std::to_string(g.batch) + "x" : "") << g.m << "x" << g.n << "x" << g.k << " "
-     << precisionName(precisionOf(g.dtype));
-  return os.str();
-}
-
 static std::string collectiveStr(const CollectiveMeasurement& c) {
   std::ostringstream os;
   os << communicationTypeName(c.kind) << " team " << c.team << ", " << c.nodes << " node(s), "
@@ -123,7 +121,7 @@ static std::string collectiveStr(const CollectiveMeasurement& c) {
 
 static std::vector<std::string> labels(const Measurements& m) {
   std::vector<std::string> out;
-  for (const auto& g : m.gemms) out.push_back(shapeStr(g.shape));
+  for (const auto& g : m.gemms) out.push_back(g.shape.name());
   for (const auto& c : m.copies) out.push_back("copy " + std::to_string(static_cast<int64_t>(c.bytes)) + " B");
   for (const auto& c : m.collectives) out.push_back(collectiveStr(c));
   for (const auto& p : m.p2p)
@@ -131,8 +129,8 @@ static std::vector<std::string> labels(const Measurements& m) {
   for (const auto& h : m.host) out.push_back(std::string("host ") + hostCallName(h.call));
   for (const auto& v : m.overlaps) {
     std::string coll = collectiveStr(v.collective) + (v.copyEngines ? " on the copy engines" : "");
-    out.push_back(shapeStr(v.gemm) + " beside " + coll);
-    out.push_back(coll + " beside " + shapeStr(v.gemm));
+    out.push_back(v.gemm.name() + " beside " + coll);
+    out.push_back(coll + " beside " + v.gemm.name());
   }
   for (const auto& c : m.copyEngine)
     out.push_back(std::string(communicationTypeName(c.kind)) + " team " + std::to_string(c.team) + ", " +
@@ -539,6 +537,20 @@ static void fitPower(CalibrationResult& out, const Machine& base, const Measurem
   out.constants.push_back({"gpu.power_cap.capped_slowdown", base.gpu.power.cappedSlowdown, f.model.cappedSlowdown});
 }
 
+// The host's slowdown after idle, from the after-idle benchmark (sim/after_idle_fit.h); without
+// one the base's stays.
+static void fitAfterIdle(CalibrationResult& out, const Machine& base, const Measurements& m) {
+  if (m.afterIdle.empty()) return;
+  AfterIdleFit f = fitAfterIdle(m.afterIdle);
+  out.machine.host.afterIdle = f.curve;
+  out.notes.push_back(f.summary);
+  if (f.curve.empty()) return;
+  // The delay after the longest idle measured (the note lists every point).
+  const auto& [idle, delay] = f.curve.points.back();
+  out.constants.push_back(
+      {"host.after_idle[" + std::to_string(f.curve.points.size() - 1) + "]", base.host.afterIdle.delayUs(idle), delay});
+}
+
 CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   CalibrationResult out;
   const std::optional<InputValues> operands = gemmOperandsOf(base, m);
@@ -569,6 +581,7 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   out.machine.gpu.gemmOperands = operands;
   attachMeasuredGemms(out, base, m);
   fitPower(out, base, m);
+  fitAfterIdle(out, base, m);
   return out;
 }
 

@@ -21,6 +21,11 @@ double GemmShape::bytes() const {
   return (mm * kk + kk * nn + mm * nn) * e * static_cast<double>(batch);
 }
 
+std::string GemmShape::name() const {
+  return "gemm " + (batch > 1 ? std::to_string(batch) + "x" : std::string()) + std::to_string(m) + "x" +
+         std::to_string(n) + "x" + std::to_string(k) + " " + gemmDtypeKey(dtype);
+}
+
 const char* gemmDtypeKey(DataType t) {
   for (const auto& [name, d] : kDtypes)
     if (d == t) return name;

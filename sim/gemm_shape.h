@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@ struct GemmShape {
   DataType dtype = DataType::kBFloat16;
   double flops() const;  // 2 m n k batch
   double bytes() const;  // operands read + result written
+  std::string name() const;  // "gemm 8192x3584x8192 bf16" (m x n x k; "4x..." for a batch of 4)
   bool operator==(const GemmShape&) const = default;
 };
 

@@ -83,6 +83,25 @@ EfficiencyCurve readCurve(Obj& parent, const std::string& key) {
   return c;
 }
 
+// [[idle ms, delay us], ...] into idle microseconds.
+AfterIdle readAfterIdle(Obj& parent, const std::string& key) {
+  const json& a = parent.array(key);
+  const std::string field = parent.at(key);
+  if (a.empty()) parent.fail(field, "expected at least one [idle ms, delay us] point (or leave after_idle out)");
+  AfterIdle c;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string f = field + "[" + std::to_string(i) + "]";
+    const json& p = a[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) parent.fail(f, "expected [idle ms, delay us]");
+    const double idle = p[0].get<double>(), delay = p[1].get<double>();
+    if (!(idle > 0) || !std::isfinite(idle)) parent.fail(f, "the idle time must be positive");
+    if (!(delay >= 0) || !std::isfinite(delay)) parent.fail(f, "the delay must be a number of microseconds, 0 or more");
+    if (!c.points.empty() && idle * 1e3 <= c.points.back().first) parent.fail(f, "idle times must increase from one point to the next");
+    c.points.emplace_back(idle * 1e3, delay);
+  }
+  return c;
+}
+
 json curveJson(const EfficiencyCurve& c) {
   json a = json::array();
   for (const auto& [s, e] : c.points) a.push_back({s, e});
@@ -126,6 +145,16 @@ double EfficiencyCurve::at(double size) const {
   auto lo = hi - 1;
   double t = (std::log10(size) - std::log10(lo->first)) / (std::log10(hi->first) - std::log10(lo->first));
   return lo->second + t * (hi->second - lo->second);
+}
+
+double AfterIdle::delayUs(double idleUs) const {
+  if (points.empty() || !(idleUs > 0)) return 0;
+  double x0 = 0, y0 = 0;
+  for (const auto& [x, y] : points) {
+    if (idleUs <= x) return y0 + (idleUs - x0) / (x - x0) * (y - y0);
+    x0 = x, y0 = y;
+  }
+  return y0;
 }
 
 const char* precisionName(Precision p) {
@@ -271,6 +300,7 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.host.allocationUs = h.nonNegative("allocation_us");
     m.host.viewUs = h.nonNegative("view_us");
     m.host.controlUs = h.nonNegative("control_us");
+    if (h.has("after_idle")) m.host.afterIdle = readAfterIdle(h, "after_idle");  // optional
     h.done();
   }
   m.nvlink = readLink(root.child("nvlink"));
@@ -397,6 +427,11 @@ std::string machineToJson(const Machine& m) {
                {"allocation_us", m.host.allocationUs},
                {"view_us", m.host.viewUs},
                {"control_us", m.host.controlUs}};
+  if (!m.host.afterIdle.empty()) {
+    json a = json::array();
+    for (const auto& [idle, delay] : m.host.afterIdle.points) a.push_back({idle / 1e3, delay});
+    j["host"]["after_idle"] = a;
+  }
   j["nvlink"] = {{"bandwidth_gbps", m.nvlink.bandwidthGBps}, {"latency_us", m.nvlink.latencyUs}};
   j["nic"] = {{"bandwidth_gbps", m.nic.bandwidthGBps}, {"latency_us", m.nic.latencyUs}};
   json algos = json::array();

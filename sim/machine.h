@@ -105,6 +105,22 @@ struct GpuModel {
 };
 
 // Host time per host instruction (the host thread runs one instruction after another).
+// How much later the host issues a program that follows an idle gap (docs/SIM.md, "After idle"):
+// while a run's process waits idle its CPU core sleeps, and the next run's host work is slow until
+// the core is back up to speed (on one H200 host, statements ran 2-5 times as long after 20 ms
+// idle). Modelled as a delay of the host's start by the issue time lost, measured on a program's
+// kind of host work (ATen dispatch, launches, allocations, views): on that host +100 us after 2 ms
+// idle, +200-370 us after 20-100 ms (ACCURACY.md, twelfth session). `points` are (idle us, delay
+// us), idle ascending; the delay is linear between them, from 0 at no idle, and constant beyond
+// the last. It applies to launched work: a CUDA-graph replay's one call loses less (+15-28 us
+// measured), which calibrate does not measure and the model leaves out. Empty: no delay.
+struct AfterIdle {
+  std::vector<std::pair<double, double>> points;
+  double delayUs(double idleUs) const;
+  bool empty() const { return points.empty(); }
+  bool operator==(const AfterIdle&) const = default;
+};
+
 struct HostCosts {
   double atenOpUs = 0;             // a host-evaluated op (matmul, add, Set, ...): ATen dispatch
   double kernelLaunchUs = 0;       // PostOnStream: launching a compiled kernel
@@ -113,6 +129,7 @@ struct HostCosts {
   double allocationUs = 0;         // Allocate, Deallocate (caching allocator)
   double viewUs = 0;               // HirAliasSelect, ShardByStream
   double controlUs = 0;            // a loop or branch header
+  AfterIdle afterIdle;             // the host's late start after an idle gap
   bool operator==(const HostCosts&) const = default;
 };
 

@@ -239,6 +239,14 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
     std::vector<int64_t> sizes = o.quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{3072, 4096, 6144};
     for (int64_t n : sizes) m.power.push_back({GemmShape{n, n, n, 1, o.dtypes.front()}, 300, 0, 1, 1, {}});
   }
+  if (has(o, "after_idle") && o.streams) {
+    // The host after idle (host.after_idle): 100 host operations (about 0.5 ms of host work, longer
+    // than the slow start lasts, so all the time it loses is in the total) after each idle time,
+    // and right after back-to-back work for the reference.
+    std::vector<double> idles = o.quick ? std::vector<double>{0, 2, 20, 100}
+                                        : std::vector<double>{0, 0.5, 1, 2, 5, 10, 20, 50, 100};
+    for (double idle : idles) m.afterIdle.push_back({idle, 100, {}});
+  }
   return m;
 }
 

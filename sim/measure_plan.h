@@ -16,7 +16,7 @@
 namespace braid::sim {
 
 // The groups of measurements, as `--only` names them.
-inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap", "copy_engine", "power"};
+inline constexpr const char* kMeasureParts[] = {"gemm", "copy", "collective", "p2p", "host", "overlap", "copy_engine", "power", "after_idle"};
 
 struct MeasurePlanOptions {
   bool quick = false;  // knots only and x4 size steps, fewer shapes (a ~1 minute run on GPUs)

@@ -16,7 +16,7 @@ static constexpr const char* kSchema = "braid-measurements/1";
 
 size_t Measurements::size() const {
   return gemms.size() + copies.size() + collectives.size() + p2p.size() + host.size() + overlaps.size() +
-         copyEngine.size() + power.size();
+         copyEngine.size() + power.size() + afterIdle.size();
 }
 
 const char* hostCallName(HostCall c) {
@@ -189,9 +189,25 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
     if (p.runs.size() < 3) o.fail(o.at("runs"), "expected at least 3 timed runs");
     m.power.push_back(p);
   });
+  forEach(root, "after_idle", [&](StrictJsonObject& o) {
+    AfterIdleMeasurement w;
+    w.idleMs = o.nonNegative("idle_ms");
+    w.ops = o.count("ops");
+    const json& us = o.array("us");
+    for (size_t i = 0; i < us.size(); ++i) {
+      const std::string where = o.at("us") + "[" + std::to_string(i) + "]";
+      if (!us[i].is_number() || !(us[i].get<double>() > 0) || !std::isfinite(us[i].get<double>()))
+        o.fail(where, "expected a positive time in microseconds");
+      w.us.push_back(us[i].get<double>());
+    }
+    if (w.us.empty()) o.fail(o.at("us"), "expected at least one timed run");
+    m.afterIdle.push_back(w);
+  });
   root.done();
   if (m.size() == 0)
-    throw Error(file + ": no measurements (gemm, copy, collective, p2p, host, overlap, copy_engine, power are all absent or empty)");
+    throw Error(file +
+                ": no measurements (gemm, copy, collective, p2p, host, overlap, copy_engine, power, after_idle are all absent "
+                "or empty)");
   return m;
 }
 
@@ -256,6 +272,11 @@ std::string measurementsToJson(const Measurements& m) {
                             {"duty", p.duty},
                             {"runs", runs}});
     }
+  }
+  if (!m.afterIdle.empty()) {
+    j["after_idle"] = json::array();
+    for (const auto& w : m.afterIdle)
+      j["after_idle"].push_back({{"idle_ms", w.idleMs}, {"ops", w.ops}, {"us", w.us}});
   }
   return j.dump(1);
 }

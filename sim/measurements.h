@@ -103,6 +103,18 @@ struct PowerMeasurement {
   std::vector<Run> runs;
 };
 
+// The after-idle benchmark (docs/CALIBRATION.md, "After idle"): the host issuing `ops` operations
+// (a 64x64 matmul, a one-element add, a 1 MiB allocation and a view, in turn: a program's host work
+// in small) after `idleMs` of idle (0: right after about 2 ms of the same work), timed as `braid
+// run` times a run's issue: on the host, from after the barrier every rank passes until the last
+// returns. Its reps interleave with the other idle times'. It fits
+// host.after_idle (sim/after_idle_fit.h).
+struct AfterIdleMeasurement {
+  double idleMs = 0;
+  int64_t ops = 100;
+  std::vector<double> us;
+};
+
 struct Measurements {
   std::string gpu;                          // what was measured ("NVIDIA H200")
   // date, driver, CUDA, NCCL and torch versions, gemm_operands (integers or normal), ...
@@ -115,6 +127,7 @@ struct Measurements {
   std::vector<OverlapMeasurement> overlaps;
   std::vector<CopyEngineMeasurement> copyEngine;
   std::vector<PowerMeasurement> power;
+  std::vector<AfterIdleMeasurement> afterIdle;
   size_t size() const;
 };
 

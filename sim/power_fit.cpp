@@ -153,7 +153,7 @@ PowerFit fitPowerCap(const std::vector<PowerMeasurement>& all) {
   double bestCost = INFINITY;
   auto consider = [&](double cap, double tauUs, double s) {
     if (cap <= 0.05 || cap >= 0.995 || tauUs <= 10 || s <= 1) return;
-    PowerModel m{cap, tauUs, s};
+    PowerModel m{cap, tauUs, s, {}};
     double c = sumSquares(m, f.baseUs, series, nullptr);
     if (c < bestCost) bestCost = c, best = m;
   };

@@ -230,6 +230,7 @@ std::string resultJson(const SimResult& r, const std::string& program) {
                   {"start_level", r.power.startLevel},
                   {"end_level", r.power.endLevel},
                   {"capped_fraction", r.power.cappedFraction}};
+  j["host_after_idle_us"] = r.power.hostDelayUs;
   j["notes"] = r.notes;
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // a non-UTF-8 file name must not throw
 }

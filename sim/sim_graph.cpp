@@ -244,7 +244,7 @@ SimGraph buildSimGraph(const sem::EventGraph& g, const Machine& mc, const SimGra
       auto& h = host_at[r];
       h.resize(stmts.size() + 1);
       size_t rank = static_cast<size_t>(g.ranks[r]);
-      h[0] = o.rankStartUs && rank < o.rankStartUs->size() ? (*o.rankStartUs)[rank] : 0;
+      h[0] = (o.rankStartUs && rank < o.rankStartUs->size() ? (*o.rankStartUs)[rank] : 0) + o.hostStartUs;
       bool inGroup = false, groupOnEngines = false;  // inside StartCoalescing .. EndCoalescing
       for (size_t k = 0; k < stmts.size(); ++k) {
         const Stmt& st = *stmts[k];

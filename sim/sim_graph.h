@@ -73,6 +73,8 @@ struct SimGraphOptions {
   // When each rank's host thread starts the program, by rank id (empty, or missing ranks: 0). A
   // measured run's ranks do not start together (rank_skew.h estimates by how much).
   const std::vector<double>* rankStartUs = nullptr;
+  // Every rank's host starts this much later besides (the host after idle: Machine::host.afterIdle).
+  double hostStartUs = 0;
   // Every communication runs on the copy engines (braid run --backend-override cuda), whatever its
   // statement's backend= says; without it, those whose statement says backend=CUDA do.
   bool copyEngines = false;

@@ -151,6 +151,11 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
   go.graphReplay = o.graphReplay;
   go.rankStartUs = &o.rankStartUs;
   go.copyEngines = o.copyEngines;
+  // After an idle gap the host issues later (Machine::host.afterIdle): launched work only, a graph
+  // replay's one call is not what the curve measures.
+  const bool gap = o.power.kind != PowerStart::Kind::kIdle && o.power.gapUs > 0;
+  if (gap && !o.graphReplay) r.power.hostDelayUs = r.machine.host.afterIdle.delayUs(o.power.gapUs);
+  go.hostStartUs = r.power.hostDelayUs;
   r.sim = buildSimGraph(r.graph, r.machine, go);
   EngineOptions eo;
   eo.recordSmCounters = o.recordSmCounters;
@@ -181,8 +186,20 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
                       " models no power cap (gpu.power_cap): every run is at full clocks, whatever ran before it");
   }
 
+  if (r.power.hostDelayUs > 0) {
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "after idle: the run follows %s idle, so its host issues it %.3g us later than back to back "
+                  "(host.after_idle)",
+                  gapText(o.power.gapUs).c_str(), r.power.hostDelayUs);
+    r.notes.push_back(note);
+  } else if (gap && o.graphReplay && !r.machine.host.afterIdle.empty()) {
+    r.notes.push_back("after idle: host.after_idle is measured on launched work; a graph replay's start after idle "
+                      "is not modelled");
+  }
+
   if (o.graphReplay) {
-    char note[160];
+    char note[256];
     std::snprintf(note, sizeof note,
                   "a CUDA-graph replay: no host issue (the whole program is submitted at once); every operation is "
                   "ready %.3g us (the launch latency) after the start and runs once its dependencies are met",

@@ -30,7 +30,10 @@ struct PowerStart {
   enum class Kind { kIdle, kAfterRuns, kSteady };
   Kind kind = Kind::kIdle;
   int64_t runs = 0;  // kAfterRuns: how many runs of the same program went before, back to back
-  double gapUs = 0;  // idle time between consecutive runs (kAfterRuns, kSteady)
+  // Idle time between consecutive runs (kAfterRuns, kSteady): it lowers the power level, and the
+  // host issues the run later after it (Machine::host.afterIdle; kAfterRuns with runs = 0 is one
+  // run after the gap). kIdle has no gap: a GPU at an idle power level, its host awake.
+  double gapUs = 0;
 };
 
 struct SimOptions {
@@ -50,7 +53,8 @@ struct SimOptions {
   PowerStart power;
 };
 
-// What the power cap did to the simulated run (SimResult::power); empty without a cap.
+// What the power cap did to the simulated run (SimResult::power; empty without a cap), and how
+// much later its host started after the gap.
 struct PowerSummary {
   bool modelled = false;     // the machine has a power cap
   std::string start;         // "idle", "after 20 back-to-back runs 0 us apart", "in the steady state of ..."
@@ -59,6 +63,7 @@ struct PowerSummary {
   double startLevel = 0;     // max over GPUs, in units of a full GEMM load (sim/power_state.h)
   double endLevel = 0;
   double cappedFraction = 0; // max over GPUs: time at the cap's clocks / makespan
+  double hostDelayUs = 0;    // the run's host starts this much later after its gap (Machine::host.afterIdle)
 };
 
 // One rank's figures, all in microseconds from the program's start.

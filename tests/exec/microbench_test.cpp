@@ -42,6 +42,29 @@ TEST(Microbench, TimesEveryEntryOnTheHostClock) {
   EXPECT_NE(lines[1].find("gemm 2x8x8x8 fp32"), std::string::npos) << lines[1];
 }
 
+// The after-idle benchmark needs no device clock: each entry gets its reps of the host's issue time.
+TEST(Microbench, TimesTheHostsIssueAfterEachIdleRepByRep) {
+  MicrobenchPlan p;
+  p.reps = 3;
+  p.warmup = 1;
+  p.host = false;
+  p.afterIdle = {{0, 10}, {2, 10}};
+  std::unique_ptr<Device> dev = makeCpuDevice();
+  std::unique_ptr<Communicator> comm = makeSelfCommunicator();
+  std::vector<std::string> lines;
+  MicrobenchTimes t = runMicrobench(p, *dev, *comm, [&](const std::string& s) { lines.push_back(s); });
+  ASSERT_EQ(t.afterIdleUs.size(), 2u);
+  for (const auto& reps : t.afterIdleUs) {
+    ASSERT_EQ(reps.size(), 3u);
+    for (double us : reps) EXPECT_GT(us, 0);
+  }
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("after idle: 10 host operations after 2 ms idle"), std::string::npos) << lines[1];
+  p.afterIdle[1].idleMs = -1;
+  EXPECT_NE(errorOf([&] { runMicrobench(p, *dev, *comm, nullptr); }).find("expected an idle time of 0-10000 ms"),
+            std::string::npos);
+}
+
 // A CPU device that claims a device clock and records what the runner asks of it, to check how
 // timed repetitions are issued (the CUDA device does the real work on the GPU machines).
 class RecordingClockDevice : public Device {

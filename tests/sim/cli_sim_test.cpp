@@ -263,5 +263,29 @@ TEST(SimCli, PowerStartsARunWhereBackToBackRunsLeaveThePower) {
   EXPECT_NE(none.out.find("models no power cap"), std::string::npos) << none.out;
 }
 
+// --power-gap: on h200 (host.after_idle) a launched run after 20 ms idle is issued later, a graph
+// replay is not (and says why); a gap without runs before it is refused, naming the way to say it.
+TEST(SimCli, AGapBeforeALaunchedRunDelaysItsHost) {
+  const std::string cmd = "sim matmul_rs --machine h200 --devices 1 --m 8192 --k 8192 --n 2048 --json";
+  auto awake = runBraid(cmd + " --power 0");
+  auto after = runBraid(cmd + " --power 0 --power-gap 20");
+  ASSERT_EQ(awake.rc, 0) << awake.err;
+  ASSERT_EQ(after.rc, 0) << after.err;
+  json a = json::parse(awake.out), b = json::parse(after.out);
+  EXPECT_EQ(a["host_after_idle_us"].get<double>(), 0);
+  EXPECT_NEAR(b["host_after_idle_us"].get<double>(), 200.8, 0.05);
+  EXPECT_NEAR(b["makespan_us"].get<double>() - a["makespan_us"].get<double>(), 200.8, 1);
+  auto graph = runBraid(cmd + " --graph --power 0 --power-gap 20");
+  ASSERT_EQ(graph.rc, 0) << graph.err;
+  json g = json::parse(graph.out);
+  EXPECT_EQ(g["host_after_idle_us"].get<double>(), 0);
+  bool said = false;
+  for (const auto& n : g["notes"]) said = said || n.get<std::string>().find("graph replay's start after idle") != std::string::npos;
+  EXPECT_TRUE(said) << graph.out;
+  auto idle = runBraid(cmd + " --power idle --power-gap 5");
+  EXPECT_EQ(idle.rc, 2);
+  EXPECT_NE(idle.err.find("--power 0 --power-gap MS"), std::string::npos) << idle.err;
+}
+
 }  // namespace
 }  // namespace braid

@@ -24,8 +24,9 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
     EXPECT_EQ(sim::machineFromJson(sim::machineToJson(m), "roundtrip.json"), m) << n;
   }
   // h200 is h200-datasheet with what braid calibrate fitted on H200s (the GEMMs and how they fill
-  // the SMs, the copy engines, NCCL's collectives, the contention model and the power cap), nothing
-  // else: the host costs, copies, links, NICs, peaks and topology stay the datasheet's.
+  // the SMs, the copy engines, NCCL's collectives, the contention model, the power cap and the host
+  // after idle), nothing else: the host costs, copies, links, NICs, peaks and topology stay the
+  // datasheet's.
   sim::Machine calibrated = sim::loadMachine("h200"), datasheet = sim::loadMachine("h200-datasheet");
   EXPECT_NE(calibrated.gpu.matmulEfficiency, datasheet.gpu.matmulEfficiency);
   EXPECT_NE(calibrated.copyEngines, datasheet.copyEngines);
@@ -38,6 +39,9 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
   EXPECT_TRUE(calibrated.gpu.power.enabled());
   EXPECT_FALSE(datasheet.gpu.power.enabled());
   datasheet.gpu.power = calibrated.gpu.power;
+  EXPECT_FALSE(calibrated.host.afterIdle.empty());
+  EXPECT_TRUE(datasheet.host.afterIdle.empty());
+  datasheet.host.afterIdle = calibrated.host.afterIdle;
   datasheet.copyEngines = calibrated.copyEngines;
   datasheet.nccl = calibrated.nccl;
   datasheet.contention = calibrated.contention;
