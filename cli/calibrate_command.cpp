@@ -133,7 +133,7 @@ BRAID_REGISTER_COMMAND(Command{
       only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)"));
       only.push_back(sub.add_option("--only", m.only,
                                     "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine, "
-                                    "power (the GPU under sustained load and in bursts: gpu.power_cap), after_idle (host launches after idle gaps: host.after_idle)"));
+                                    "power (the GPU under sustained load and in bursts: gpu.power_cap), after_idle (host operations after idle gaps, launched and replayed as a graph: host.after_idle, host.after_idle_graph)"));
       only.push_back(sub.add_option("--min-bytes", m.minBytes, "smallest collective / p2p message (default 65536)")
                          ->check(CLI::Range(4.0, 1e12)));
       only.push_back(sub.add_option("--max-bytes", m.maxBytes,

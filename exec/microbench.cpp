@@ -271,6 +271,16 @@ class Bench {
       }
       dev_.hostSynchronize();
     };
+    std::vector<std::unique_ptr<Device::Captured>> graphs(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].graph) {
+        const int64_t n = entries[i].ops;
+        graphs[i] = dev_.capture([&] {
+          for (int64_t k = 0; k < n; ++k) op(k);
+        });
+        graphs[i]->replay();  // the first replay uploads the graph
+        dev_.hostSynchronize();
+      }
     for (int64_t rep = 0; rep < plan_.reps; ++rep)
       for (size_t i = 0; i < entries.size(); ++i) {
         busy();
@@ -278,9 +288,15 @@ class Bench {
           std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(entries[i].idleMs));
         comm_.barrier();
         auto t0 = HostClock::now();
-        for (int64_t k = 0; k < entries[i].ops; ++k) op(k);
-        out[i].push_back(usSince(t0));
-        dev_.hostSynchronize();
+        if (graphs[i]) {
+          graphs[i]->replay();
+          dev_.hostSynchronize();
+          out[i].push_back(usSince(t0));
+        } else {
+          for (int64_t k = 0; k < entries[i].ops; ++k) op(k);
+          out[i].push_back(usSince(t0));
+          dev_.hostSynchronize();
+        }
       }
     comm_.barrier();
     return out;
@@ -587,6 +603,9 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
     throw Error("microbenchmarks: overlap needs a device with streams and a device clock (CUDA)");
   if (!plan.power.empty() && !b.deviceClock())
     throw Error("microbenchmarks: the power benchmark needs a device clock (CUDA)");
+  for (const auto& w : plan.afterIdle)
+    if (w.graph && !b.deviceClock())
+      throw Error("microbenchmarks: the after-idle benchmark's graph replays need CUDA (CUDA graphs)");
   MicrobenchTimes out;
   out.deviceClock = b.deviceClock();
   const size_t total = plan.gemms.size() + plan.copies.size() + plan.collectives.size() + plan.p2p.size() +
@@ -660,7 +679,8 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
       if (v.empty()) continue;
       std::sort(v.begin(), v.end());
       std::ostringstream os;
-      os << "after idle: " << plan.afterIdle[i].ops << " host operations after " << plan.afterIdle[i].idleMs << " ms idle";
+      os << "after idle: " << plan.afterIdle[i].ops << " host operations" << (plan.afterIdle[i].graph ? " (graph)" : "")
+         << " after " << plan.afterIdle[i].idleMs << " ms idle";
       say(os.str(), v[v.size() / 2]);
     }
   }

@@ -1,8 +1,9 @@
-// Fitting the host's slowdown after idle (Machine::host.afterIdle) to the after-idle benchmark
-// (AfterIdleMeasurement: the host's issue time of a run of host operations after idle gaps of several
-// lengths, and right after back-to-back work). The delay after a gap is how much longer the issue
-// took than back to back, median against median; a longer idle never wakes the host faster, so
-// the curve is made non-decreasing (adjacent violators pooled).
+// Fitting the host's slow start after idle (Machine::host.afterIdle, afterIdleGraph) to the
+// after-idle benchmark (AfterIdleMeasurement: a run of host operations after idle gaps of several
+// lengths and right after back-to-back work, launched and replayed as a CUDA graph). The delay
+// after a gap is how much longer the run took than back to back, median against median, per way
+// of issuing it; a longer idle never wakes the host faster, so each curve is made non-decreasing
+// (adjacent violators pooled).
 #pragma once
 
 #include <string>
@@ -14,13 +15,15 @@
 namespace braid::sim {
 
 struct AfterIdleFit {
-  AfterIdle curve;       // empty when no gap slowed the host by a microsecond
-  double awakeUs = 0;    // the issue time back to back (idle 0), median
-  std::string summary;   // one line for the calibration report
+  AfterIdle launched;             // empty when no gap delayed it by a microsecond, or not measured
+  AfterIdle graph;
+  bool launchedMeasured = false;  // the measurements had entries of that way of issuing
+  bool graphMeasured = false;
+  std::vector<std::string> notes;  // one per way measured, for the calibration report
 };
 
-// Throws Error when no run was timed back to back (idle 0: the reference) or the runs issue
-// different numbers of operations.
+// Throws Error when a way of issuing has no run timed back to back (idle 0: the reference) or its
+// runs issue different numbers of operations.
 AfterIdleFit fitAfterIdle(const std::vector<AfterIdleMeasurement>& runs);
 
 }  // namespace braid::sim

@@ -95,7 +95,7 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
   for (auto& w : m.afterIdle)
     w.us = {static_cast<double>(w.ops) / 4 *
             (mc.host.atenOpUs + mc.host.kernelLaunchUs + mc.host.allocationUs + mc.host.viewUs) +
-                mc.host.afterIdle.delayUs(w.idleMs * 1e3)};
+                (w.graph ? mc.host.afterIdleGraph : mc.host.afterIdle).delayUs(w.idleMs * 1e3)};
   for (auto& v : m.overlaps) {
     v.gemmAloneUs = predictGemmUs(mc, v.gemm);
     v.commAloneUs = v.copyEngines ? copyEngineCollectiveCost(mc, v.collective.kind, v.collective.team, v.collective.bytes).us
@@ -542,13 +542,20 @@ static void fitPower(CalibrationResult& out, const Machine& base, const Measurem
 static void fitAfterIdle(CalibrationResult& out, const Machine& base, const Measurements& m) {
   if (m.afterIdle.empty()) return;
   AfterIdleFit f = fitAfterIdle(m.afterIdle);
-  out.machine.host.afterIdle = f.curve;
-  out.notes.push_back(f.summary);
-  if (f.curve.empty()) return;
-  // The delay after the longest idle measured (the note lists every point).
-  const auto& [idle, delay] = f.curve.points.back();
-  out.constants.push_back(
-      {"host.after_idle[" + std::to_string(f.curve.points.size() - 1) + "]", base.host.afterIdle.delayUs(idle), delay});
+  out.notes.insert(out.notes.end(), f.notes.begin(), f.notes.end());
+  // Each way of issuing that was measured replaces the base's curve; the constant shown is the
+  // delay after the longest idle (the notes list every point).
+  for (bool graph : {false, true}) {
+    if (!(graph ? f.graphMeasured : f.launchedMeasured)) continue;
+    const AfterIdle& c = graph ? f.graph : f.launched;
+    (graph ? out.machine.host.afterIdleGraph : out.machine.host.afterIdle) = c;
+    if (c.empty()) continue;
+    const auto& [idle, delay] = c.points.back();
+    const AfterIdle& was = graph ? base.host.afterIdleGraph : base.host.afterIdle;
+    out.constants.push_back({std::string(graph ? "host.after_idle_graph[" : "host.after_idle[") +
+                                 std::to_string(c.points.size() - 1) + "]",
+                             was.delayUs(idle), delay});
+  }
 }
 
 CalibrationResult calibrate(const Machine& base, const Measurements& m) {

@@ -301,6 +301,7 @@ Machine machineFromJson(const std::string& text, const std::string& file) {
     m.host.viewUs = h.nonNegative("view_us");
     m.host.controlUs = h.nonNegative("control_us");
     if (h.has("after_idle")) m.host.afterIdle = readAfterIdle(h, "after_idle");  // optional
+    if (h.has("after_idle_graph")) m.host.afterIdleGraph = readAfterIdle(h, "after_idle_graph");
     h.done();
   }
   m.nvlink = readLink(root.child("nvlink"));
@@ -427,10 +428,11 @@ std::string machineToJson(const Machine& m) {
                {"allocation_us", m.host.allocationUs},
                {"view_us", m.host.viewUs},
                {"control_us", m.host.controlUs}};
-  if (!m.host.afterIdle.empty()) {
+  for (const auto& [key, curve] : {std::pair{"after_idle", &m.host.afterIdle}, std::pair{"after_idle_graph", &m.host.afterIdleGraph}}) {
+    if (curve->empty()) continue;
     json a = json::array();
-    for (const auto& [idle, delay] : m.host.afterIdle.points) a.push_back({idle / 1e3, delay});
-    j["host"]["after_idle"] = a;
+    for (const auto& [idle, delay] : curve->points) a.push_back({idle / 1e3, delay});
+    j["host"][key] = a;
   }
   j["nvlink"] = {{"bandwidth_gbps", m.nvlink.bandwidthGBps}, {"latency_us", m.nvlink.latencyUs}};
   j["nic"] = {{"bandwidth_gbps", m.nic.bandwidthGBps}, {"latency_us", m.nic.latencyUs}};

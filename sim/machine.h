@@ -112,8 +112,8 @@ struct GpuModel {
 // kind of host work (ATen dispatch, launches, allocations, views): on that host +100 us after 2 ms
 // idle, +200-370 us after 20-100 ms (ACCURACY.md, twelfth session). `points` are (idle us, delay
 // us), idle ascending; the delay is linear between them, from 0 at no idle, and constant beyond
-// the last. It applies to launched work: a CUDA-graph replay's one call loses less (+15-28 us
-// measured), which calibrate does not measure and the model leaves out. Empty: no delay.
+// the last. Launched work and CUDA-graph replays have a curve each: a replay's one call loses
+// less (+15-33 us measured on programs). Empty: no delay.
 struct AfterIdle {
   std::vector<std::pair<double, double>> points;
   double delayUs(double idleUs) const;
@@ -129,7 +129,8 @@ struct HostCosts {
   double allocationUs = 0;         // Allocate, Deallocate (caching allocator)
   double viewUs = 0;               // HirAliasSelect, ShardByStream
   double controlUs = 0;            // a loop or branch header
-  AfterIdle afterIdle;             // the host's late start after an idle gap
+  AfterIdle afterIdle;             // the host's late start after an idle gap, launched work
+  AfterIdle afterIdleGraph;        // the same for a CUDA-graph replay
   bool operator==(const HostCosts&) const = default;
 };
 

@@ -242,10 +242,12 @@ Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) 
   if (has(o, "after_idle") && o.streams) {
     // The host after idle (host.after_idle): 100 host operations (about 0.5 ms of host work, longer
     // than the slow start lasts, so all the time it loses is in the total) after each idle time,
-    // and right after back-to-back work for the reference.
+    // and right after back-to-back work for the reference; launched, then captured once and
+    // replayed as a CUDA graph.
     std::vector<double> idles = o.quick ? std::vector<double>{0, 2, 20, 100}
                                         : std::vector<double>{0, 0.5, 1, 2, 5, 10, 20, 50, 100};
-    for (double idle : idles) m.afterIdle.push_back({idle, 100, {}});
+    for (bool graph : {false, true})
+      for (double idle : idles) m.afterIdle.push_back({idle, 100, graph, {}});
   }
   return m;
 }

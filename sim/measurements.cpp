@@ -193,6 +193,7 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
     AfterIdleMeasurement w;
     w.idleMs = o.nonNegative("idle_ms");
     w.ops = o.count("ops");
+    if (o.has("graph")) w.graph = o.boolean("graph");
     const json& us = o.array("us");
     for (size_t i = 0; i < us.size(); ++i) {
       const std::string where = o.at("us") + "[" + std::to_string(i) + "]";
@@ -276,7 +277,7 @@ std::string measurementsToJson(const Measurements& m) {
   if (!m.afterIdle.empty()) {
     j["after_idle"] = json::array();
     for (const auto& w : m.afterIdle)
-      j["after_idle"].push_back({{"idle_ms", w.idleMs}, {"ops", w.ops}, {"us", w.us}});
+      j["after_idle"].push_back({{"idle_ms", w.idleMs}, {"ops", w.ops}, {"graph", w.graph}, {"us", w.us}});
   }
   return j.dump(1);
 }

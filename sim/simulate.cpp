@@ -151,10 +151,11 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
   go.graphReplay = o.graphReplay;
   go.rankStartUs = &o.rankStartUs;
   go.copyEngines = o.copyEngines;
-  // After an idle gap the host issues later (Machine::host.afterIdle): launched work only, a graph
-  // replay's one call is not what the curve measures.
+  // After an idle gap the host issues later (Machine::host.afterIdle; a graph replay has its own
+  // curve, its issue being one call).
   const bool gap = o.power.kind != PowerStart::Kind::kIdle && o.power.gapUs > 0;
-  if (gap && !o.graphReplay) r.power.hostDelayUs = r.machine.host.afterIdle.delayUs(o.power.gapUs);
+  const AfterIdle& afterIdle = o.graphReplay ? r.machine.host.afterIdleGraph : r.machine.host.afterIdle;
+  if (gap) r.power.hostDelayUs = afterIdle.delayUs(o.power.gapUs);
   go.hostStartUs = r.power.hostDelayUs;
   r.sim = buildSimGraph(r.graph, r.machine, go);
   EngineOptions eo;
@@ -190,12 +191,13 @@ SimResult simulate(const HostProgram& p, const Machine& machine, const SimOption
     char note[200];
     std::snprintf(note, sizeof note,
                   "after idle: the run follows %s idle, so its host issues it %.3g us later than back to back "
-                  "(host.after_idle)",
-                  gapText(o.power.gapUs).c_str(), r.power.hostDelayUs);
+                  "(host.%s)",
+                  gapText(o.power.gapUs).c_str(), r.power.hostDelayUs, o.graphReplay ? "after_idle_graph" : "after_idle");
     r.notes.push_back(note);
-  } else if (gap && o.graphReplay && !r.machine.host.afterIdle.empty()) {
-    r.notes.push_back("after idle: host.after_idle is measured on launched work; a graph replay's start after idle "
-                      "is not modelled");
+  } else if (gap && afterIdle.empty() && !(r.machine.host.afterIdle.empty() && r.machine.host.afterIdleGraph.empty())) {
+    r.notes.push_back(std::string("after idle: ") + r.machine.name + " has no host." +
+                      (o.graphReplay ? "after_idle_graph: a graph replay's" : "after_idle: a launched run's") +
+                      " start after idle is not modelled");
   }
 
   if (o.graphReplay) {

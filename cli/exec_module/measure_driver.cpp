@@ -64,7 +64,7 @@ MicrobenchPlan toBench(const sim::Measurements& m, const MeasureConfig& c, int64
   for (const auto& o : m.overlaps) p.overlaps.push_back({gemm(o.gemm), coll(o.collective), o.copyEngines});
   for (const auto& x : m.copyEngine) p.copyEngine.push_back({x.kind, x.team, static_cast<int64_t>(x.bytes)});
   for (const auto& x : m.power) p.power.push_back({gemm(x.gemm), x.loadMs, x.gapMs, x.bursts, 1000, x.duty});
-  for (const auto& x : m.afterIdle) p.afterIdle.push_back({x.idleMs, x.ops});
+  for (const auto& x : m.afterIdle) p.afterIdle.push_back({x.idleMs, x.ops, x.graph});
   return p;
 }
 

@@ -60,6 +60,8 @@ TEST(Microbench, TimesTheHostsIssueAfterEachIdleRepByRep) {
   }
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_NE(lines[1].find("after idle: 10 host operations after 2 ms idle"), std::string::npos) << lines[1];
+  p.afterIdle[1].graph = true;  // a CUDA graph on the CPU device
+  EXPECT_NE(errorOf([&] { runMicrobench(p, *dev, *comm, nullptr); }).find("graph replays need CUDA"), std::string::npos);
   p.afterIdle[1].idleMs = -1;
   EXPECT_NE(errorOf([&] { runMicrobench(p, *dev, *comm, nullptr); }).find("expected an idle time of 0-10000 ms"),
             std::string::npos);

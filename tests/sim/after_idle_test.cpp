@@ -1,6 +1,6 @@
 // The host after idle (Machine::host.afterIdle; docs/SIM.md "After idle"): the curve, the machine
-// file's field, simulate() starting the host of a launched run that follows a gap later (never of
-// one without, nor of a graph replay), and calibrate's benchmark and fit.
+// file's fields, simulate() starting the host of a run that follows a gap later (never of one
+// without; a graph replay by its own curve), and calibrate's benchmark and fit.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -43,8 +43,10 @@ std::string withAfterIdle(const std::string& field) {
 TEST(AfterIdle, TheMachineFileCarriesItAndRefusesABadCurveWithItsPlace) {
   sim::Machine m = testing::bareMachine();
   m.host.afterIdle = curve();
+  m.host.afterIdleGraph.points = {{20000, 25}};
   const sim::Machine back = sim::machineFromJson(sim::machineToJson(m), "m.json");
   EXPECT_EQ(back.host.afterIdle, m.host.afterIdle);  // milliseconds in the file, microseconds inside
+  EXPECT_EQ(back.host.afterIdleGraph, m.host.afterIdleGraph);
   EXPECT_EQ(sim::machineToJson(testing::bareMachine()).find("after_idle"), std::string::npos);
   struct Bad {
     const char* field;
@@ -104,7 +106,7 @@ TEST(AfterIdle, ALaunchedRunAfterAGapIsIssuedLaterByTheCurvesDelayAndSaysSo) {
   // Without a power cap the steady state is the run after the gap too; back to back, awake.
   EXPECT_NEAR(run(m, {sim::PowerStart::Kind::kSteady, 0, 10000}), after, 1e-9);
   EXPECT_NEAR(run(m, {sim::PowerStart::Kind::kAfterRuns, 5, 0}), awake, 1e-9);
-  // A graph replay: the curve is not what it measures; it says so and starts at once.
+  // A graph replay takes its own curve; without one it starts at once and says it is not modelled.
   sim::SimResult ga, g;
   run(m, {}, &ga, true);
   run(m, {sim::PowerStart::Kind::kAfterRuns, 0, 20000}, &g, true);
@@ -112,6 +114,10 @@ TEST(AfterIdle, ALaunchedRunAfterAGapIsIssuedLaterByTheCurvesDelayAndSaysSo) {
   said = false;
   for (const std::string& n : g.notes) said = said || n.find("a graph replay's start after idle is not modelled") != std::string::npos;
   EXPECT_TRUE(said);
+  m.host.afterIdleGraph.points = {{20000, 25}};
+  run(m, {sim::PowerStart::Kind::kAfterRuns, 0, 20000}, &g, true);
+  EXPECT_NEAR(g.power.hostDelayUs, 25, 1e-12);
+  EXPECT_NEAR(gemmStart(g), gemmStart(ga) + 25, 1e-9);
 }
 
 // calibrate's plan for the after-idle part (CUDA: streams) issues the launches at every idle time
@@ -119,51 +125,62 @@ TEST(AfterIdle, ALaunchedRunAfterAGapIsIssuedLaterByTheCurvesDelayAndSaysSo) {
 TEST(AfterIdleFit, CalibrateRecoversAKnownCurveFromItsPlan) {
   sim::Machine truth = sim::loadMachine("h200");
   truth.host.afterIdle.points = {{2000, 90}, {20000, 240}};
+  truth.host.afterIdleGraph.points = {{2000, 8}, {20000, 24}};
   sim::MeasurePlanOptions o;
   o.world = 1;
   o.ranksPerNode = 1;
   o.streams = true;
   o.parts = sim::parseMeasureParts("after_idle");
   const sim::Measurements plan = sim::planMeasurements(sim::loadMachine("h200"), o);
-  ASSERT_GE(plan.afterIdle.size(), 4u);
+  ASSERT_GE(plan.afterIdle.size(), 8u);
   EXPECT_EQ(plan.afterIdle.front().idleMs, 0);
+  EXPECT_FALSE(plan.afterIdle.front().graph);
+  EXPECT_TRUE(plan.afterIdle.back().graph);
   const sim::Measurements m = sim::predictMeasurements(truth, plan);
   const sim::Measurements back = sim::measurementsFromJson(sim::measurementsToJson(m), "m.json");
   ASSERT_EQ(back.afterIdle.size(), plan.afterIdle.size());
   EXPECT_EQ(back.afterIdle[3].us, m.afterIdle[3].us);
   EXPECT_EQ(back.afterIdle[3].ops, 100);
+  EXPECT_TRUE(back.afterIdle.back().graph);
   const sim::CalibrationResult r = sim::calibrate(sim::loadMachine("h200"), back);
-  ASSERT_FALSE(r.machine.host.afterIdle.empty());
-  for (const auto& [idleUs, delay] : r.machine.host.afterIdle.points)
-    EXPECT_NEAR(delay, truth.host.afterIdle.delayUs(idleUs), 1e-6) << idleUs << " us idle";
-  bool noted = false;
-  for (const std::string& n : r.notes) noted = noted || n.rfind("after idle: 100 host operations", 0) == 0;
-  EXPECT_TRUE(noted);
+  for (bool graph : {false, true}) {
+    const sim::AfterIdle& fitted = graph ? r.machine.host.afterIdleGraph : r.machine.host.afterIdle;
+    const sim::AfterIdle& known = graph ? truth.host.afterIdleGraph : truth.host.afterIdle;
+    ASSERT_FALSE(fitted.empty()) << graph;
+    for (const auto& [idleUs, delay] : fitted.points)
+      EXPECT_NEAR(delay, known.delayUs(idleUs), 1e-6) << idleUs << " us idle, graph " << graph;
+  }
+  int noted = 0;
+  for (const std::string& n : r.notes) noted += n.rfind("after idle: 100 host operations", 0) == 0;
+  EXPECT_EQ(noted, 2);
   o.streams = false;  // no CUDA: not measured
   EXPECT_TRUE(sim::planMeasurements(sim::loadMachine("h200"), o).afterIdle.empty());
 }
 
-sim::AfterIdleMeasurement after(double idleMs, std::vector<double> us) { return {idleMs, 100, std::move(us)}; }
+sim::AfterIdleMeasurement after(double idleMs, std::vector<double> us) { return {idleMs, 100, false, std::move(us)}; }
 
 TEST(AfterIdleFit, MedianAgainstBackToBackNeverFallingWithALongerIdle) {
   // Back to back: the median of four (100.5), which an outlier does not move.
   const sim::AfterIdleFit f = sim::fitAfterIdle({after(0, {100, 101, 99, 400}), after(1, {130, 125, 126}),
                                                 after(10, {110, 111, 112}), after(50, {300, 301, 900})});
-  EXPECT_NEAR(f.awakeUs, 100.5, 1e-12);
-  ASSERT_EQ(f.curve.points.size(), 3u);
+  const sim::AfterIdle& c = f.launched;
+  ASSERT_EQ(c.points.size(), 3u);
   // 25.5 after 1 ms, 10.5 after 10: pooled (three reps each) to 18 for both.
-  EXPECT_NEAR(f.curve.points[0].second, 18, 1e-12);
-  EXPECT_NEAR(f.curve.points[1].second, 18, 1e-12);
-  EXPECT_NEAR(f.curve.points[2].second, 200.5, 1e-12);
-  EXPECT_EQ(f.curve.points[2].first, 50000);
+  EXPECT_NEAR(c.points[0].second, 18, 1e-12);
+  EXPECT_NEAR(c.points[1].second, 18, 1e-12);
+  EXPECT_NEAR(c.points[2].second, 200.5, 1e-12);
+  EXPECT_EQ(c.points[2].first, 50000);
+  EXPECT_TRUE(f.launchedMeasured);
+  EXPECT_FALSE(f.graphMeasured);
+  ASSERT_EQ(f.notes.size(), 1u);
   // A host that issues at once however long it idled gets no curve, and the note says so.
   const sim::AfterIdleFit none = sim::fitAfterIdle({after(0, {100, 100.4}), after(20, {100.3, 100.9})});
-  EXPECT_TRUE(none.curve.empty());
-  EXPECT_NE(none.summary.find("the host issues at once"), std::string::npos) << none.summary;
+  EXPECT_TRUE(none.launched.empty());
+  EXPECT_NE(none.notes.at(0).find("no delay (host.after_idle left out)"), std::string::npos) << none.notes.at(0);
 }
 
 TEST(AfterIdleFit, RefusesRunsWithoutAReferenceOrOfDifferentLengths) {
-  EXPECT_NE(testing::errorOf([] { sim::fitAfterIdle({after(5, {100})}); }).find("no run with idle_ms 0"),
+  EXPECT_NE(testing::errorOf([] { sim::fitAfterIdle({after(5, {100})}); }).find("no launched run with idle_ms 0"),
             std::string::npos);
   sim::AfterIdleMeasurement other = after(5, {100});
   other.ops = 50;
