@@ -104,7 +104,6 @@ struct GpuModel {
   bool operator==(const GpuModel&) const = default;
 };
 
-// Host time per host instruction (the host thread runs one instruction after another).
 // How much later the host issues a program that follows an idle gap (docs/SIM.md, "After idle"):
 // while a run's process waits idle its CPU core sleeps, and the next run's host work is slow until
 // the core is back up to speed (on one H200 host, statements ran 2-5 times as long after 20 ms
@@ -121,6 +120,7 @@ struct AfterIdle {
   bool operator==(const AfterIdle&) const = default;
 };
 
+// Host time per host instruction (the host thread runs one instruction after another).
 struct HostCosts {
   double atenOpUs = 0;             // a host-evaluated op (matmul, add, Set, ...): ATen dispatch
   double kernelLaunchUs = 0;       // PostOnStream: launching a compiled kernel
