@@ -55,6 +55,32 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual({p["run"] for p in points if "warm" in p["file"]}, set(vr.indices(60, 6)))
         self.assertIn("points: median |error|", text)
 
+    def test_the_idle_before_an_interpreted_run_costs_its_host_the_after_idle_delay(self):
+        # A short interpreted program at cool-downs 0 and 20 ms: the table of what the idle cost
+        # predicts h200's host.after_idle at 20 ms (200.8 us) less its value at the 20 us the host
+        # idles between back-to-back runs (5.7 us, on the line from 0 to 141.6 us at 0.5 ms).
+        program = "matmul_rs (D=1, S=1, m=8192, k=8192, n=2048, protocol A, modulo, collective)"
+        line = {"program": program, "settings": "", "graph": False, "warmup_runs": 2, "inputs": "integers",
+                "ranks": [{"rank": 0, "wall_us": [370.0] * 5, "issue_us": [45.0] * 5}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cd.jsonl")
+            with open(path, "w") as f:
+                f.write(json.dumps(dict(line, cool_down_ms=0.0)) + "\n")
+                cooled = dict(line, cool_down_ms=20.0)
+                cooled["ranks"] = [{"rank": 0, "wall_us": [600.0] * 5, "issue_us": [310.0] * 5}]
+                f.write(json.dumps(cooled) + "\n")
+            out = io.StringIO()
+            with redirect_stdout(out):
+                sys.argv = ["validate_runs.py", path, "--braid", os.environ["BRAID"], "--machine", "h200", "--points", "3"]
+                vr.main()
+        text = out.getvalue()
+        self.assertIn("What the idle before a run costs", text)
+        rows = text.split("What the idle before a run costs")[1].splitlines()
+        cooled_row = [r.split() for r in rows if r.strip().startswith("20 ")]
+        self.assertEqual(len(cooled_row), 1, text)
+        self.assertEqual(cooled_row[0][3], "+230.0")  # measured: 600 - 370
+        self.assertAlmostEqual(float(cooled_row[0][4]), 200.8 - 141.6 * 0.02 / 0.5, delta=1)
+
 
 if __name__ == "__main__":
     unittest.main()
