@@ -246,9 +246,9 @@ class Bench {
   }
 
   // The after-idle benchmark (BenchAfterIdle): every entry's reps, in turn. Each is preceded by
-  // about 2 ms of the same operations and waits (the host as busy as back-to-back runs keep it), so every
-  // idle time starts from the same state; then the issue is timed as `braid run` times a run's
-  // (exec/check.cpp): idle, barrier, then the host's launches.
+  // about 2 ms of the same operations and waits (the host as busy as back-to-back runs keep it),
+  // so every idle time starts from the same state; then the issue is timed as `braid run` times a
+  // run's (exec/check.cpp): idle, barrier, then the host's launches.
   std::vector<std::vector<double>> afterIdle(const std::vector<BenchAfterIdle>& entries) {
     std::vector<std::vector<double>> out(entries.size());
     at::Tensor x = at::zeros({1}, opts());
@@ -271,6 +271,7 @@ class Bench {
       }
       dev_.hostSynchronize();
     };
+    busy();  // cuBLAS's handle and the allocator's blocks exist before anything is captured
     std::vector<std::unique_ptr<Device::Captured>> graphs(entries.size());
     for (size_t i = 0; i < entries.size(); ++i)
       if (entries[i].graph) {
@@ -675,13 +676,10 @@ MicrobenchTimes runMicrobench(const MicrobenchPlan& plan, Device& device, Commun
   if (!plan.afterIdle.empty()) {
     out.afterIdleUs = b.afterIdle(plan.afterIdle);
     for (size_t i = 0; i < plan.afterIdle.size(); ++i) {
-      std::vector<double> v = out.afterIdleUs[i];
-      if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
       std::ostringstream os;
       os << "after idle: " << plan.afterIdle[i].ops << " host operations" << (plan.afterIdle[i].graph ? " (graph)" : "")
          << " after " << plan.afterIdle[i].idleMs << " ms idle";
-      say(os.str(), v[v.size() / 2]);
+      say(os.str(), median(out.afterIdleUs[i]));
     }
   }
 

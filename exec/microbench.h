@@ -73,9 +73,8 @@ struct BenchPower {
 // The after-idle benchmark (docs/CALIBRATION.md, "After idle"): after about 2 ms of back-to-back
 // work and `idleMs` of idle, the host issues `ops` operations (a 64x64 matmul, a one-element add,
 // a 1 MiB allocation and a view, in turn), timed as `braid run` times a run's issue: on the host,
-// from after every rank's barrier until the last returns.
-// The plan's entries run their reps in turn (rep 1 of every entry, then rep 2, ...), so a drift
-// spreads over all of them.
+// from after every rank's barrier until the last returns. The plan's entries run their reps in
+// turn (rep 1 of every entry, then rep 2, ...), so a drift spreads over all of them.
 struct BenchAfterIdle {
   double idleMs = 0;
   int64_t ops = 100;

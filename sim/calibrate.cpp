@@ -11,12 +11,12 @@
 #include <set>
 #include <sstream>
 
+#include "sim/after_idle_fit.h"
 #include "sim/cost_model.h"
 #include "sim/fit.h"
 #include "sim/median.h"
 #include "sim/overlap_model.h"
 #include "sim/power_fit.h"
-#include "sim/after_idle_fit.h"
 
 namespace braid::sim {
 
@@ -476,7 +476,6 @@ static KnobFit fitKnobs(const Machine& start, const Measurements& m, const std::
   return out;
 }
 
-
 // Whole or fractional waves (gpu.gemm_waves), whichever explains the GEMMs measured better once
 // each has its curve and latency fitted; the base's when no GEMM was measured. The winner's GEMM
 // constants are the whole fit's starting point: from the base's, the joint fit (contention's
@@ -537,8 +536,8 @@ static void fitPower(CalibrationResult& out, const Machine& base, const Measurem
   out.constants.push_back({"gpu.power_cap.capped_slowdown", base.gpu.power.cappedSlowdown, f.model.cappedSlowdown});
 }
 
-// The host's slowdown after idle, from the after-idle benchmark (sim/after_idle_fit.h); without
-// one the base's stays.
+// The host's late start after idle, from the after-idle benchmark (sim/after_idle_fit.h); a way
+// of issuing not measured keeps the base's curve.
 static void fitAfterIdle(CalibrationResult& out, const Machine& base, const Measurements& m) {
   if (m.afterIdle.empty()) return;
   AfterIdleFit f = fitAfterIdle(m.afterIdle);
@@ -568,7 +567,7 @@ CalibrationResult calibrate(const Machine& base, const Measurements& m) {
   std::vector<Knob> knobs = knobsFor(start, m, out.notes);
   const std::vector<double> meas = measured(m);
   const size_t n = knobs.size(), nm = meas.size();
-  if (nm == 0) {  // only the power benchmark (fitted below): no constant of the cost models to fit
+  if (nm == 0) {  // only the power or after-idle benchmarks (fitted below): no cost model's constant to fit
     out.machine = start;
     out.converged = true;
   } else {

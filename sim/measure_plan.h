@@ -51,7 +51,8 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o);
 // the first. power (with streams: it needs the device clock): an 8192^3 GEMM in the first dtype
 // back to back for 400 ms, in ten 20 ms bursts 2, 5, 10, 20 and 50 ms apart (quick: 5 and 20) and
 // at duty cycles 0.95-0.7 (quick: 0.9, 0.8), and 3072^3, 4096^3 and 6144^3 (quick: 4096^3) back to
-// back for 300 ms, each from an idle second.
+// back for 300 ms, each from an idle second. after_idle (with streams): 100 host operations after
+// 0.5-100 ms idle (quick: 2, 20, 100) and back to back, launched and replayed as a CUDA graph.
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o);
 
 // "gemm,copy" -> {"gemm", "copy"}; throws Error naming an unknown part.
