@@ -12,7 +12,9 @@ is (predicted - measured) / measured; the summary gives the median and max |erro
 per sequence the measured and predicted slowdown of its last runs over its first. When one program
 ran at several cool-downs, a last table compares what the idle before each run cost, measured and
 predicted: each cool-down's median run against the same program's run with the shortest cool-down
-(the machine's host.after_idle and power state, docs/SIM.md).
+(the machine's host.after_idle and power state, docs/SIM.md), and sums up, for interpreted runs
+and graph replays apart, how far the predicted cost is from the measured one as a share of the
+cooled run, beside predicting no cost at all.
 
 Usage:
   bench/validate_runs.py FILE.jsonl [FILE.jsonl ...] --braid build/cli/braid --machine M.json
@@ -103,11 +105,23 @@ def main():
     if cooled:
         print("\nWhat the idle before a run costs: each cool-down against the program's shortest one")
         print(f"  {'cool-down ms':>12} {'measured':>10} {'predicted':>10} {'+measured':>10} {'+predicted':>10}")
+        share = {False: ([], []), True: ([], [])}  # per kind: |predicted - measured| cost, the measured cost, / run
         for (label, settings, graph), rows in cooled.items():
             print(f"{label}{' [' + settings + ']' if settings else ''}, {'graph replays' if graph else 'interpreted'}")
             base_m, base_p = rows[0][1], rows[0][2]
             for cd, m, p in rows:
                 print(f"  {cd:>12g} {m:>10.1f} {p:>10.1f} {m - base_m:>+10.1f} {p - base_p:>+10.1f}")
+            for cd, m, p in rows[1:]:
+                share[graph][0].append(abs((p - base_p) - (m - base_m)) / m)
+                share[graph][1].append(abs(m - base_m) / m)
+        # The cost of the idle as a share of the cooled run: how far the prediction is from it, and
+        # how far a prediction of no cost (no after-idle delay, no power state) would be.
+        for graph, (err, none) in share.items():
+            if err:
+                print(f"{'graph replays' if graph else 'interpreted'}: the idle's cost predicted within "
+                      f"{100 * statistics.median(err):.1f}% of the run median, {100 * max(err):.1f}% max, over "
+                      f"{len(err)} cool-downs (predicting no cost: {100 * statistics.median(none):.1f}%, "
+                      f"{100 * max(none):.1f}% max)")
     if args.jsonl:
         with open(args.jsonl, "w") as f:
             for r in records:

@@ -78,8 +78,8 @@ struct BenchPower {
 struct BenchAfterIdle {
   double idleMs = 0;
   int64_t ops = 100;
-  // Capture the operations once as a CUDA graph and replay it, timed until the device is idle again
-  // (a replay returns before its work runs; needs CUDA).
+  // Capture the operations once as a CUDA graph and replay it, the replay call timed (its work is
+  // waited for untimed; needs CUDA).
   bool graph = false;
 };
 

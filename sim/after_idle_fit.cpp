@@ -19,9 +19,12 @@ AfterIdle fitCurve(const std::map<double, std::vector<double>>& byIdle, int64_t 
     throw Error(std::string("after_idle: no ") + (graph ? "graph" : "launched") +
                 " run with idle_ms 0 (the back-to-back reference every delay is measured against)");
   const double awakeUs = median(awake->second);
-  // Each idle time's delay, median against median, then made non-decreasing by pooling adjacent
-  // violators (weighted by their reps): a longer idle never wakes the host faster, and pooling,
-  // unlike a running maximum, does not carry one noisy short idle's delay to every longer one.
+  // Each idle time's delay, the median of its reps' differences from the back-to-back reps (sim/
+  // median.h: the host's issue falls into two modes, and a median against a median flips between
+  // them: +340 us after 20 ms idle in one pass of call EA, +130 in the next, where the pairwise
+  // median gave +260 and +270), then made non-decreasing by pooling adjacent violators (weighted
+  // by their reps): a longer idle never wakes the host faster, and pooling, unlike a running
+  // maximum, does not carry one noisy short idle's delay to every longer one.
   struct Block {
     double sum = 0, weight = 0;
     size_t points = 0;
@@ -32,7 +35,7 @@ AfterIdle fitCurve(const std::map<double, std::vector<double>>& byIdle, int64_t 
   for (const auto& [idleMs, us] : byIdle) {
     if (idleMs == 0) continue;
     const double w = static_cast<double>(us.size());
-    blocks.push_back({(median(us) - awakeUs) * w, w, 1});
+    blocks.push_back({medianShift(us, awake->second) * w, w, 1});
     idles.push_back(idleMs);
     while (blocks.size() > 1 && blocks[blocks.size() - 2].mean() > blocks.back().mean()) {
       Block b = blocks.back();

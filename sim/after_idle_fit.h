@@ -1,9 +1,9 @@
 // Fitting the host's slow start after idle (Machine::host.afterIdle, afterIdleGraph) to the
 // after-idle benchmark (AfterIdleMeasurement: a run of host operations after idle gaps of several
 // lengths and right after back-to-back work, launched and replayed as a CUDA graph). The delay
-// after a gap is how much longer the run took than back to back, median against median, per way
-// of issuing it; a longer idle never wakes the host faster, so each curve is made non-decreasing
-// (adjacent violators pooled).
+// after a gap is how much longer the run took than back to back (the median of the differences
+// between its reps and the back-to-back ones), per way of issuing it; a longer idle never wakes
+// the host faster, so each curve is made non-decreasing (adjacent violators pooled).
 #pragma once
 
 #include <string>

@@ -92,10 +92,13 @@ Measurements predictMeasurements(const Machine& mc, const Measurements& shapes) 
   for (auto& c : m.collectives) c.us = predictCollectiveUs(mc, c);
   for (auto& p : m.p2p) p.us = predictP2PUs(mc, p);
   for (auto& h : m.host) h.us = hostCostUs(mc, h.call);
+  // Launched: the four operations' host costs in turn; a replay call is one launch's (the model
+  // charges a replay no host time; only differences from back to back enter the fit).
   for (auto& w : m.afterIdle)
-    w.us = {static_cast<double>(w.ops) / 4 *
-            (mc.host.atenOpUs + mc.host.kernelLaunchUs + mc.host.allocationUs + mc.host.viewUs) +
-                (w.graph ? mc.host.afterIdleGraph : mc.host.afterIdle).delayUs(w.idleMs * 1e3)};
+    w.us = {(w.graph ? mc.host.kernelLaunchUs
+                     : static_cast<double>(w.ops) / 4 *
+                           (mc.host.atenOpUs + mc.host.kernelLaunchUs + mc.host.allocationUs + mc.host.viewUs)) +
+            (w.graph ? mc.host.afterIdleGraph : mc.host.afterIdle).delayUs(w.idleMs * 1e3)};
   for (auto& v : m.overlaps) {
     v.gemmAloneUs = predictGemmUs(mc, v.gemm);
     v.commAloneUs = v.copyEngines ? copyEngineCollectiveCost(mc, v.collective.kind, v.collective.team, v.collective.bytes).us

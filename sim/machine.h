@@ -108,11 +108,11 @@ struct GpuModel {
 // while a run's process waits idle its CPU core sleeps, and the next run's host work is slow until
 // the core is back up to speed (on one H200 host, statements ran 2-5 times as long after 20 ms
 // idle). Modelled as a delay of the host's start by the issue time lost, measured on a program's
-// kind of host work (ATen dispatch, launches, allocations, views): on that host +100 us after 2 ms
-// idle, +200-370 us after 20-100 ms (ACCURACY.md, twelfth session). `points` are (idle us, delay
-// us), idle ascending; the delay is linear between them, from 0 at no idle, and constant beyond
-// the last. Launched work and CUDA-graph replays have a curve each: a replay's one call loses
-// less (+15-33 us measured on programs). Empty: no delay.
+// kind of host work (ATen dispatch, launches, allocations, views): on the H200 hosts lent here
+// +70 us after 2 ms idle, +240-340 us after 20-100 ms (ACCURACY.md, thirteenth session). `points`
+// are (idle us, delay us), idle ascending; the delay is linear between them, from 0 at no idle,
+// and constant beyond the last. Launched work and CUDA-graph replays have a curve each: a replay's
+// one call loses less (+10-30 us measured on programs). Empty: no delay.
 struct AfterIdle {
   std::vector<std::pair<double, double>> points;
   double delayUs(double idleUs) const;

@@ -112,8 +112,9 @@ struct PowerMeasurement {
 struct AfterIdleMeasurement {
   double idleMs = 0;
   int64_t ops = 100;
-  // The operations captured once as a CUDA graph and replayed, timed until the device is idle
-  // again (a replay returns before its work runs); the graph's own reference and curve.
+  // The operations captured once as a CUDA graph and replayed after replays of the same graph,
+  // the replay call timed (as `braid run --graph` times a replay's issue); the graph's own
+  // reference and curve (host.after_idle_graph).
   bool graph = false;
   std::vector<double> us;
 };

@@ -57,8 +57,8 @@ class EndToEnd(unittest.TestCase):
 
     def test_the_idle_before_an_interpreted_run_costs_its_host_the_after_idle_delay(self):
         # A short interpreted program at cool-downs 0 and 20 ms: the table of what the idle cost
-        # predicts h200's host.after_idle at 20 ms (200.8 us) less its value at the 20 us the host
-        # idles between back-to-back runs (5.7 us, on the line from 0 to 141.6 us at 0.5 ms).
+        # predicts h200's host.after_idle at 20 ms (239.1 us) less its value at the 20 us the host
+        # idles between back-to-back runs (2 us, on the line from 0 to 50.4 us at 0.5 ms).
         program = "matmul_rs (D=1, S=1, m=8192, k=8192, n=2048, protocol A, modulo, collective)"
         line = {"program": program, "settings": "", "graph": False, "warmup_runs": 2, "inputs": "integers",
                 "ranks": [{"rank": 0, "wall_us": [370.0] * 5, "issue_us": [45.0] * 5}]}
@@ -79,7 +79,13 @@ class EndToEnd(unittest.TestCase):
         cooled_row = [r.split() for r in rows if r.strip().startswith("20 ")]
         self.assertEqual(len(cooled_row), 1, text)
         self.assertEqual(cooled_row[0][3], "+230.0")  # measured: 600 - 370
-        self.assertAlmostEqual(float(cooled_row[0][4]), 200.8 - 141.6 * 0.02 / 0.5, delta=1)
+        predicted = float(cooled_row[0][4])
+        self.assertAlmostEqual(predicted, 239.1 - 50.4 * 0.02 / 0.5, delta=1)
+        # The summary: |predicted - 230| of the 600 us run, and 230 / 600 for predicting no cost.
+        summary = [r for r in rows if r.startswith("interpreted: the idle's cost")]
+        self.assertEqual(len(summary), 1, text)
+        self.assertIn(f"within {100 * abs(predicted - 230) / 600:.1f}% of the run median", summary[0])
+        self.assertIn("over 1 cool-downs (predicting no cost: 38.3%", summary[0])
 
 
 if __name__ == "__main__":

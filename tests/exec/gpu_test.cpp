@@ -9,6 +9,7 @@
 
 #ifdef BRAID_WITH_TORCH
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "exec/communicator.h"
 #include "exec/device.h"
 #include "exec/evaluator.h"
+#include "exec/microbench.h"
 #include "ir/host_ir_text.h"
 #include "ir/timeline.h"
 #include "passes/lower.h"
@@ -207,6 +209,30 @@ TEST(Gpu, MeasuredTimelineHasEveryStreamAndRoundTrips) {
   EXPECT_TRUE(worker && communicator && compute) << timelineToJson(r.timeline);
   Timeline back = timelineFromJson(timelineToJson(r.timeline));
   EXPECT_EQ(back.ops.size(), r.timeline.ops.size());
+}
+
+// calibrate's after-idle benchmark on a GPU: launched entries time the host's 100 operations,
+// graph entries the replay call of the same operations captured once (one call for all of them,
+// so far shorter: about 6 us against 800 on an H200), after idle and back to back.
+TEST(Gpu, AfterIdleBenchmarkTimesLaunchesAndReplayCalls) {
+  NEED_GPUS(1);
+  auto device = makeCudaDevice(0);
+  auto comm = makeSelfCommunicator();
+  MicrobenchPlan p;
+  p.reps = 3;
+  p.host = false;
+  p.afterIdle = {{0, 100, false}, {5, 100, false}, {0, 100, true}, {5, 100, true}};
+  std::vector<std::string> lines;
+  MicrobenchTimes t = runMicrobench(p, *device, *comm, [&](const std::string& l) { lines.push_back(l); });
+  ASSERT_EQ(t.afterIdleUs.size(), 4u);
+  for (const auto& reps : t.afterIdleUs) {
+    ASSERT_EQ(reps.size(), 3u);
+    for (double us : reps) EXPECT_GT(us, 0);
+  }
+  auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+  EXPECT_LT(fastest(t.afterIdleUs[2]), fastest(t.afterIdleUs[0])) << "a replay call should issue faster than 100 launches";
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[3].find("(graph) after 5 ms idle"), std::string::npos) << lines[3];
 }
 
 TEST(GpuCli, RunsOnOneGpuWithTimelineTraceGraphAndRepeat) {

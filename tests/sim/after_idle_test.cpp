@@ -11,6 +11,7 @@
 #include "sim/machine.h"
 #include "sim/measure_plan.h"
 #include "sim/measurements.h"
+#include "sim/median.h"
 #include "sim/simulate.h"
 #include "tests/sim/sim_test_util.h"
 #include "tests/support/error_of.h"
@@ -159,8 +160,9 @@ TEST(AfterIdleFit, CalibrateRecoversAKnownCurveFromItsPlan) {
 
 sim::AfterIdleMeasurement after(double idleMs, std::vector<double> us) { return {idleMs, 100, false, std::move(us)}; }
 
-TEST(AfterIdleFit, MedianAgainstBackToBackNeverFallingWithALongerIdle) {
-  // Back to back: the median of four (100.5), which an outlier does not move.
+TEST(AfterIdleFit, MedianDifferenceFromBackToBackNeverFallingWithALongerIdle) {
+  // Each delay is the median of the differences between its reps and the back-to-back ones, which
+  // one outlier (400, 900) does not move.
   const sim::AfterIdleFit f = sim::fitAfterIdle({after(0, {100, 101, 99, 400}), after(1, {130, 125, 126}),
                                                 after(10, {110, 111, 112}), after(50, {300, 301, 900})});
   const sim::AfterIdle& c = f.launched;
@@ -168,7 +170,7 @@ TEST(AfterIdleFit, MedianAgainstBackToBackNeverFallingWithALongerIdle) {
   // 25.5 after 1 ms, 10.5 after 10: pooled (three reps each) to 18 for both.
   EXPECT_NEAR(c.points[0].second, 18, 1e-12);
   EXPECT_NEAR(c.points[1].second, 18, 1e-12);
-  EXPECT_NEAR(c.points[2].second, 200.5, 1e-12);
+  EXPECT_NEAR(c.points[2].second, 201, 1e-12);
   EXPECT_EQ(c.points[2].first, 50000);
   EXPECT_TRUE(f.launchedMeasured);
   EXPECT_FALSE(f.graphMeasured);
@@ -177,6 +179,16 @@ TEST(AfterIdleFit, MedianAgainstBackToBackNeverFallingWithALongerIdle) {
   const sim::AfterIdleFit none = sim::fitAfterIdle({after(0, {100, 100.4}), after(20, {100.3, 100.9})});
   EXPECT_TRUE(none.launched.empty());
   EXPECT_NE(none.notes.at(0).find("no delay (host.after_idle left out)"), std::string::npos) << none.notes.at(0);
+}
+
+// A host whose issue falls into two modes, both 50 us later after idle: the medians (100 back to
+// back, 250 after idle) sit in different modes and differ by 150; the fit finds the 50.
+TEST(AfterIdleFit, ARunOfTwoModesShiftedByIdleIsMeasuredByTheShiftNotTheModesGap) {
+  const sim::AfterIdleFit f = sim::fitAfterIdle({after(0, {100, 100, 100, 200, 200}), after(20, {150, 150, 250, 250, 250})});
+  ASSERT_EQ(f.launched.points.size(), 1u);
+  EXPECT_NEAR(f.launched.points[0].second, 50, 1e-12);
+  EXPECT_NEAR(sim::medianShift({150, 150, 250, 250, 250}, {100, 100, 100, 200, 200}), 50, 1e-12);
+  EXPECT_EQ(sim::medianShift({}, {1, 2}), 0);
 }
 
 TEST(AfterIdleFit, RefusesRunsWithoutAReferenceOrOfDifferentLengths) {

@@ -42,6 +42,8 @@ TEST(SimMachine, EveryPresetLoadsAndRoundTrips) {
   EXPECT_FALSE(calibrated.host.afterIdle.empty());
   EXPECT_TRUE(datasheet.host.afterIdle.empty());
   datasheet.host.afterIdle = calibrated.host.afterIdle;
+  EXPECT_FALSE(calibrated.host.afterIdleGraph.empty());
+  datasheet.host.afterIdleGraph = calibrated.host.afterIdleGraph;
   datasheet.copyEngines = calibrated.copyEngines;
   datasheet.nccl = calibrated.nccl;
   datasheet.contention = calibrated.contention;
