@@ -2,7 +2,10 @@
 #include "sim/gemm_shape.h"
 
 #include <string>
+#include <tuple>
 #include <utility>
+
+#include "ir/checked_math.h"
 
 namespace braid::sim {
 
@@ -43,6 +46,12 @@ GemmShape readGemmShape(StrictJsonObject& o) {
   for (const auto& [name, t] : kDtypes)
     if (d == name) g.dtype = t, known = true;
   if (!known) o.fail(o.at("dtype"), "unknown dtype \"" + d + "\" (expected bf16, fp16, fp32 or fp64)");
+  // Each operand and the result is one buffer: within braid's limit on one (kMaxElements).
+  for (auto [rows, cols, what] : {std::tuple{g.m, g.k, "[m, k]"}, std::tuple{g.k, g.n, "[k, n]"}, std::tuple{g.m, g.n, "[m, n]"}}) {
+    int64_t e = 0;
+    if (__builtin_mul_overflow(rows, cols, &e) || __builtin_mul_overflow(e, g.batch, &e) || e > kMaxElements)
+      o.fail(o.at("m"), std::string("a GEMM whose ") + what + " operand has more than 2^50 elements (batch included)");
+  }
   return g;
 }
 

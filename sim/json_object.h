@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -15,10 +16,17 @@
 namespace braid::sim {
 
 // The JSON document in TEXT, read from FILE; any JSON error (a parse error, or a number out of
-// range such as 1e999) is an Error naming the file.
-inline nlohmann::json parseJsonDocument(const std::string& text, const std::string& file) {
+// range such as 1e999) is an Error naming the file. Read in the readers' own ordered type (a
+// converting copy recurses once per level: a 10 KB file of nested brackets overflowed the stack),
+// and refused past kMaxJsonDepth levels, far deeper than any braid file nests.
+inline constexpr int kMaxJsonDepth = 64;
+inline nlohmann::ordered_json parseJsonDocument(const std::string& text, const std::string& file) {
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::ordered_json::parse(text, [&](int depth, nlohmann::ordered_json::parse_event_t, nlohmann::ordered_json&) {
+      if (depth > kMaxJsonDepth)
+        throw Error(file + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels: not a braid file");
+      return true;
+    });
   } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": not valid JSON: " + e.what());
   }
@@ -71,12 +79,16 @@ class StrictJsonObject {
     return d;
   }
   double positive(const std::string& key) { return num(key, 0, 1e15, true); }
+  // A measured time: at least a nanosecond (a fit divides by it), at most 1e15 us.
+  double time(const std::string& key) { return num(key, 1e-3, 1e15); }
   double nonNegative(const std::string& key) { return num(key, 0, 1e15); }
   double fraction(const std::string& key) { return num(key, 0, 1, true); }
-  int64_t count(const std::string& key, int64_t lo = 1) {
+  int64_t count(const std::string& key, int64_t lo = 1, int64_t hi = std::numeric_limits<int64_t>::max()) {
     const nlohmann::ordered_json& v = get(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < lo)
-      fail(at(key), "expected an integer >= " + std::to_string(lo) + ", got " + v.dump());
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+      fail(at(key), "expected an integer >= " + std::to_string(lo) +
+                        (hi < std::numeric_limits<int64_t>::max() ? " and <= " + std::to_string(hi) : std::string()) +
+                        ", got " + v.dump());
     return v.get<int64_t>();
   }
   const nlohmann::ordered_json& array(const std::string& key) {

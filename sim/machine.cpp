@@ -94,8 +94,8 @@ AfterIdle readAfterIdle(Obj& parent, const std::string& key) {
     const json& p = a[i];
     if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) parent.fail(f, "expected [idle ms, delay us]");
     const double idle = p[0].get<double>(), delay = p[1].get<double>();
-    if (!(idle > 0) || !std::isfinite(idle)) parent.fail(f, "the idle time must be positive");
-    if (!(delay >= 0) || !std::isfinite(delay)) parent.fail(f, "the delay must be a number of microseconds, 0 or more");
+    if (!(idle > 0) || !(idle <= 1e9)) parent.fail(f, "the idle time must be positive milliseconds, at most 1e9");
+    if (!(delay >= 0) || !(delay <= 1e9)) parent.fail(f, "the delay must be a number of microseconds in [0, 1e9]");
     if (!c.points.empty() && idle * 1e3 <= c.points.back().first) parent.fail(f, "idle times must increase from one point to the next");
     c.points.emplace_back(idle * 1e3, delay);
   }

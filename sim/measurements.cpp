@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "ir/checked_math.h"
 #include "ir/error.h"
+#include "ir/input_file.h"
 #include "ir/input_values.h"
 #include "sim/json_object.h"
 
@@ -48,10 +50,10 @@ static void readCollective(StrictJsonObject& o, CollectiveMeasurement& c) {
   auto t = parseCommunicationType(kind);
   if (!t) o.fail(o.at("kind"), "unknown collective \"" + kind + "\" (Allgather, Allreduce, ReduceScatter, ...)");
   c.kind = *t;
-  c.team = o.count("team");
-  c.nodes = o.has("nodes") ? o.count("nodes") : 1;
+  c.team = o.count("team", 1, kMaxRanks);
+  c.nodes = o.has("nodes") ? o.count("nodes", 1, kMaxRanks) : 1;
   if (c.nodes > c.team) o.fail(o.at("nodes"), "more nodes than team members");
-  c.bytes = o.positive("bytes");
+  c.bytes = o.num("bytes", 1, 1e15);
 }
 
 // Calls `each` with a strict reader of every element of the optional array `key`.
@@ -86,26 +88,26 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
   forEach(root, "gemm", [&](StrictJsonObject& o) {
     GemmMeasurement g;
     g.shape = readGemmShape(o);
-    g.us = o.positive("us");
+    g.us = o.time("us");
     m.gemms.push_back(g);
   });
   forEach(root, "copy", [&](StrictJsonObject& o) {
     CopyMeasurement c;
-    c.bytes = o.positive("bytes");
-    c.us = o.positive("us");
+    c.bytes = o.num("bytes", 1, 1e15);
+    c.us = o.time("us");
     m.copies.push_back(c);
   });
   forEach(root, "collective", [&](StrictJsonObject& o) {
     CollectiveMeasurement c;
     readCollective(o, c);
-    c.us = o.positive("us");
+    c.us = o.time("us");
     m.collectives.push_back(c);
   });
   forEach(root, "p2p", [&](StrictJsonObject& o) {
     P2PMeasurement p;
-    p.bytes = o.positive("bytes");
+    p.bytes = o.num("bytes", 1, 1e15);
     p.interNode = o.has("inter_node") && o.boolean("inter_node");
-    p.us = o.positive("us");
+    p.us = o.time("us");
     m.p2p.push_back(p);
   });
   forEach(root, "host", [&](StrictJsonObject& o) {
@@ -118,7 +120,7 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
       if (call == hostCallName(c)) h.call = c, known = true;
     }
     if (!known) o.fail(o.at("call"), "unknown call \"" + call + "\" (expected one of " + names + ")");
-    h.us = o.positive("us");
+    h.us = o.time("us");
     m.host.push_back(h);
   });
   forEach(root, "overlap", [&](StrictJsonObject& o) {
@@ -143,10 +145,12 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
       if (p != "normal" && p != "high") o.fail(o.at("comm_priority"), "expected \"normal\" or \"high\"");
       v.commHighPriority = p == "high";
     }
-    v.gemmAloneUs = o.positive("gemm_alone_us");
-    v.gemmBesideUs = o.positive("gemm_beside_us");
-    v.commAloneUs = o.positive("comm_alone_us");
-    v.commBesideUs = o.positive("comm_beside_us");
+    if (v.copyEngines && (v.collective.team < 2 || v.collective.kind == CommunicationType::kSendRecv))
+      o.fail(o.at("collective"), "a copy-engine overlap needs a collective of at least 2 ranks (not SendRecv)");
+    v.gemmAloneUs = o.time("gemm_alone_us");
+    v.gemmBesideUs = o.time("gemm_beside_us");
+    v.commAloneUs = o.time("comm_alone_us");
+    v.commBesideUs = o.time("comm_beside_us");
     m.overlaps.push_back(v);
   });
   forEach(root, "copy_engine", [&](StrictJsonObject& o) {
@@ -156,10 +160,10 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
     if (!t || *t == CommunicationType::kSendRecv)
       o.fail(o.at("kind"), "unknown collective \"" + kind + "\" (Allgather, Allreduce, ReduceScatter, ...)");
     c.kind = *t;
-    c.team = o.count("team");
+    c.team = o.count("team", 1, kMaxRanks);
     if (c.team < 2) o.fail(o.at("team"), "a copy-engine collective needs at least 2 ranks");
-    c.bytes = o.positive("bytes");
-    c.us = o.positive("us");
+    c.bytes = o.num("bytes", 1, 1e15);
+    c.us = o.time("us");
     m.copyEngine.push_back(c);
   });
   forEach(root, "power", [&](StrictJsonObject& o) {
@@ -191,14 +195,14 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
   });
   forEach(root, "after_idle", [&](StrictJsonObject& o) {
     AfterIdleMeasurement w;
-    w.idleMs = o.nonNegative("idle_ms");
+    w.idleMs = o.num("idle_ms", 0, 1e4);  // the benchmark's own limit (exec/microbench)
     w.ops = o.count("ops");
     if (o.has("graph")) w.graph = o.boolean("graph");
     const json& us = o.array("us");
     for (size_t i = 0; i < us.size(); ++i) {
       const std::string where = o.at("us") + "[" + std::to_string(i) + "]";
-      if (!us[i].is_number() || !(us[i].get<double>() > 0) || !std::isfinite(us[i].get<double>()))
-        o.fail(where, "expected a positive time in microseconds");
+      if (!us[i].is_number() || !(us[i].get<double>() >= 1e-3) || !(us[i].get<double>() <= 1e15))
+        o.fail(where, "expected a time in microseconds in [0.001, 1e15]");
       w.us.push_back(us[i].get<double>());
     }
     if (w.us.empty()) o.fail(o.at("us"), "expected at least one timed run");
@@ -213,11 +217,8 @@ Measurements measurementsFromJson(const std::string& text, const std::string& fi
 }
 
 Measurements readMeasurementsFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return measurementsFromJson(ss.str(), path);
+  // As every file braid reads: a regular file of at most 256 MiB (ir/input_file.h).
+  return measurementsFromJson(readInputFile(path, "measurement file"), path);
 }
 
 static json collectiveJson(const CollectiveMeasurement& c) {

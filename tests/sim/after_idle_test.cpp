@@ -54,7 +54,8 @@ TEST(AfterIdle, TheMachineFileCarriesItAndRefusesABadCurveWithItsPlace) {
     const char* says;
   };
   for (const Bad& b : {Bad{"[]", "at least one"}, Bad{"[[1, 15], [1, 20]]", "idle times must increase"},
-                       Bad{"[[0, 2]]", "idle time must be positive"}, Bad{"[[1, -0.5]]", "0 or more"},
+                       Bad{"[[0, 2]]", "idle time must be positive"}, Bad{"[[1, -0.5]]", "in [0, 1e9]"},
+                       Bad{"[[0.5, 1e308]]", "in [0, 1e9]"}, Bad{"[[1e307, 5]]", "at most 1e9"},
                        Bad{"[[1]]", "expected [idle ms, delay us]"}, Bad{"{}", "host.after_idle"}}) {
     try {
       sim::machineFromJson(withAfterIdle(b.field), "m.json");
@@ -206,6 +207,12 @@ TEST(AfterIdleFit, RefusesRunsWithoutAReferenceOrOfDifferentLengths) {
             std::string::npos);
   EXPECT_NE(testing::errorOf([&] { sim::measurementsFromJson(head + R"(1, "us": []}]})", "w.json"); })
                 .find("at least one timed run"),
+            std::string::npos);
+  EXPECT_NE(testing::errorOf([&] { sim::measurementsFromJson(head + R"(1, "us": [1e300]}]})", "w.json"); })
+                .find("w.json: after_idle[0].us[0]: expected a time in microseconds in [0.001, 1e15]"),
+            std::string::npos);
+  EXPECT_NE(testing::errorOf([&] { sim::measurementsFromJson(head + R"(1e5, "us": [5]}]})", "w.json"); })
+                .find("w.json: after_idle[0].idle_ms"),
             std::string::npos);
 }
 

@@ -376,6 +376,25 @@ TEST(Measurements, BadInputIsLocated) {
             "m.json: meta.gemm_operands: unknown kind of operand values \"ones\" (expected integers or normal)");
   // A number out of range is a JSON error too, not an escaping exception (exit 3).
   EXPECT_NE(errorOf("{\"schema\": 1e999}").find("m.json: not valid JSON"), std::string::npos);
+  // Sizes a fit cannot use: a team beyond braid's ranks, a GEMM operand beyond one buffer, a time
+  // the fit would divide by, a copy-engine overlap of one rank; a file nested past any braid file.
+  EXPECT_NE(errorOf(head + R"("collective": [{"kind": "Allgather", "team": 1099511627776, "bytes": 8, "us": 1}]})")
+                .find("m.json: collective[0].team: expected an integer >= 1 and <= 65536"),
+            std::string::npos);
+  EXPECT_NE(errorOf(head + R"("gemm": [{"m": 2147483648, "n": 2147483648, "k": 2, "dtype": "bf16", "us": 1}]})")
+                .find("m.json: gemm[0].m: a GEMM whose [m, n] operand has more than 2^50 elements"),
+            std::string::npos);
+  EXPECT_NE(errorOf(head + R"("copy": [{"bytes": 10, "us": 1e-300}]})").find("m.json: copy[0].us: expected a number in [0.001"),
+            std::string::npos);
+  EXPECT_NE(errorOf(head + R"("overlap": [{"gemm": {"m": 1, "n": 2, "k": 3, "dtype": "bf16"}, "collective": )"
+                           R"({"kind": "Allreduce", "team": 1, "bytes": 8}, "transport": "cuda", "gemm_alone_us": 1, )"
+                           R"("gemm_beside_us": 1, "comm_alone_us": 1, "comm_beside_us": 1}]})")
+                .find("m.json: overlap[0].collective: a copy-engine overlap needs a collective of at least 2 ranks"),
+            std::string::npos);
+  EXPECT_NE(errorOf(std::string(200, '[') + std::string(200, ']')).find("m.json: nested deeper than 64 levels"),
+            std::string::npos);
+  // The file itself is read as every file braid reads (a regular file, at most 256 MiB).
+  EXPECT_NE(testing::errorOf([] { readMeasurementsFile("."); }).find("is a directory"), std::string::npos);
 }
 
 }  // namespace
