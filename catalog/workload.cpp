@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "catalog/builder.h"
+#include "ir/checked_math.h"
 #include "ir/error.h"
 
 namespace braid {
@@ -13,7 +14,7 @@ namespace catalog {
 namespace {
 
 constexpr int64_t kMaxDevices = 8192;
-constexpr int64_t kMaxStreams = 8192;
+using braid::kMaxStreams;  // ir/checked_math.h: the one bound on streams per rank (4096)
 // Keeps products of two sizes (element counts, byte counts) inside int64_t.
 constexpr int64_t kMaxSize = int64_t{1} << 31;
 

@@ -5,12 +5,14 @@
 // `braid calibrate --measure -o MEASUREMENTS.json [--ranks N] [--quick] ...`: measure them first,
 // with the microbenchmarks of the run module (cli/exec_module/measure_driver.cpp); with
 // `--fit --machine BASE -o OUT.json` measure and fit in one go.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/exec_module.h"
 #include "cli/measure_options.h"
+#include "cli/output_path.h"
 #include "cli/sim_target.h"
 #include "ir/error.h"
 #include "sim/calibrate.h"
@@ -42,6 +44,8 @@ int measureAndFit(const CalibrateArgs& a) {
   if (!a.fit && (!a.name.empty() || a.json))
     throw Error(std::string(a.json ? "--json" : "--name") + " needs --fit (or --from): --measure alone writes measurements");
   if (!a.fit && !a.measurements.empty()) throw Error("--measurements needs --fit (without it, -o is the measurement file)");
+  checkOutputPath("-o", a.out);
+  checkOutputPath("--measurements", a.measurements);
   MeasureConfig mc = a.mc;
   mc.machine = a.machine;
   // Bad flags and an unknown machine fail here, before libtorch is loaded (the module plans again
@@ -66,6 +70,10 @@ int runCalibrate(const CalibrateArgs& a) {
 int fitFile(const CalibrateArgs& a) {
   if (a.from.empty()) throw Error("--from MEASUREMENTS.json is required (schema in docs/CALIBRATION.md)");
   if (a.out.empty()) throw Error("-o OUT.json is required: where to write the calibrated machine file");
+  std::error_code ec;
+  if (std::filesystem::equivalent(a.from, a.out, ec))
+    throw Error("-o " + a.out + " is the --from file: writing the machine file there would replace the measurements");
+  checkOutputPath("-o", a.out);
   sim::Machine base = loadMachineFor(a.machine, 0, 0);
   sim::Measurements m = sim::readMeasurementsFile(a.from);
   sim::CalibrationResult r = sim::calibrate(base, m);
@@ -124,23 +132,25 @@ BRAID_REGISTER_COMMAND(Command{
                                     "idle milliseconds before each measurement, so each starts at an idle GPU's clocks "
                                     "(a GEMM on an H200 slows by 15-17% after 40-100 ms of load; 50 ms idle restores it; "
                                     "default 0)")
-                         ->check(CLI::Range(0.0, 10000.0)));
+                         ->check(finiteRange(0.0, 10000.0)));
       only.push_back(sub.add_option("--gemm-operands", m.gemmOperands,
                                     "the values GEMMs compute on: integers (in [-2, 2], what `braid run` seeds; default) "
                                     "or normal (like real data). On an H200 bf16 GEMMs take 4-14% longer on normal values: "
                                     "calibrate on the values the runs you predict compute on (docs/CALIBRATION.md)")
                          ->check(CLI::IsMember({"integers", "normal"})));
-      only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)"));
+      only.push_back(sub.add_option("--dtypes", m.dtypes, "GEMM dtypes, comma-separated (default bf16,fp16,fp32; cpu: fp32)")
+                         ->check(nonEmpty()));
       only.push_back(sub.add_option("--only", m.only,
                                     "measure only these parts: gemm, copy, collective, p2p, host, overlap, copy_engine, "
-                                    "power (the GPU under sustained load and in bursts: gpu.power_cap), after_idle (host operations after idle gaps, launched and replayed as a graph: host.after_idle, host.after_idle_graph)"));
+                                    "power (the GPU under sustained load and in bursts: gpu.power_cap), after_idle (host operations after idle gaps, launched and replayed as a graph: host.after_idle, host.after_idle_graph)")
+                         ->check(nonEmpty()));
       only.push_back(sub.add_option("--min-bytes", m.minBytes, "smallest collective / p2p message (default 65536)")
-                         ->check(CLI::Range(4.0, 1e12)));
+                         ->check(finiteRange(4.0, 1e12)));
       only.push_back(sub.add_option("--max-bytes", m.maxBytes,
                                     "largest collective / p2p message and copy (default 1 GiB; cpu: 4 MiB)")
-                         ->check(CLI::Range(4.0, 1e12)));
+                         ->check(finiteRange(4.0, 1e12)));
       only.push_back(sub.add_option("--max-gemm-flops", m.maxGemmFlops, "leave out GEMMs above this (default 4e12; cpu: 1e9)")
-                         ->check(CLI::Range(1.0, 1e18)));
+                         ->check(finiteRange(1.0, 1e18)));
       only.push_back(sub.add_option("--gemm-shapes", m.gemmShapes,
                                     "GEMMs to measure besides the plan's, MxNxK comma-separated (a workload's per-rank "
                                     "GEMMs; the fitted machine times these shapes as measured)"));
@@ -150,7 +160,7 @@ BRAID_REGISTER_COMMAND(Command{
                                     "measurements record it)")
                          ->check(CLI::IsMember({"normal", "high"})));
       only.push_back(sub.add_option("--timeout", m.timeoutSec, "seconds before the whole measurement is stopped (default 900)")
-                         ->check(CLI::Range(0.001, 1e6)));
+                         ->check(finiteRange(0.001, 1e6)));
       return [a] { return runCalibrate(*a); };
     },
     "fit the machine model's constants to measurements of a real machine (--from), or measure this machine "

@@ -129,7 +129,7 @@ BRAID_REGISTER_COMMAND(Command{
                      "idle milliseconds before every warm-up and timed run (all ranks), so each run starts at an "
                      "idle GPU's clocks: on an H200 back-to-back GEMMs slow by 15-17% after 40-100 ms (the power "
                      "cap) and 50 ms idle restores them (docs/EXEC.md, Power state; default 0)")
-          ->check(CLI::Range(0.0, 10000.0));
+          ->check(finiteRange(0.0, 10000.0));
       sub.add_flag("--graph", c.graph,
                    "capture the program once as a CUDA graph and replay it (--backend cuda); the replay's "
                    "outputs are checked");
@@ -150,7 +150,7 @@ BRAID_REGISTER_COMMAND(Command{
       sub.add_flag("--no-check", a->no_check, "only run and print output checksums");
       sub.add_option("--timeout", c.timeoutSec, "seconds before a stuck run is stopped (every rank)")
           ->default_val(60)
-          ->check(CLI::Range(0.001, 1e6));
+          ->check(finiteRange(0.001, 1e6));
       sub.add_option("--bind", a->binds, "bind a free symbol of a file: --bind i0=64 (repeatable)")
           ->check(bindingSyntax())
           ->expected(1)

@@ -52,7 +52,7 @@ void addPowerFlags(CLI::App& sub, SimArgs& a, bool measured) {
 
 sim::PowerStart parsePowerStart(const std::string& value, double gapMs) {
   sim::PowerStart p;
-  if (!(gapMs >= 0) || gapMs > 1e9) throw Error("--power-gap must be a number of milliseconds >= 0");
+  if (!(gapMs >= 0) || gapMs > 1e9) throw Error("--power-gap must be a number of milliseconds in [0, 1e9]");
   p.gapUs = gapMs * 1e3;
   if (value == "idle") {
     if (gapMs > 0)

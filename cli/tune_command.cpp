@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "cli/sim_target.h"
 #include "cli/tune_confirm.h"
+#include "ir/checked_math.h"
 #include "ir/error.h"
 #include "ir/host_ir_text.h"
 #include "sim/tune.h"
@@ -72,6 +73,8 @@ sim::TuneSpace spaceOf(const TuneArgs& a) {
   for (const auto& v : splitList("--streams", a.streams)) {
     std::optional<int64_t> x = integer(v);
     if (!x) throw Error("--streams: '" + v + "' is not an integer");
+    if (*x > kMaxStreams)
+      throw Error("--streams: " + v + " is more than the " + std::to_string(kMaxStreams) + " streams a rank may have");
     s.streams.push_back(*x);
   }
   s.protocols = splitList("--protocols", a.protocols);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/output_path.h"
 #include "cli/sim_target.h"
 #include "ir/error.h"
 #include "ir/timeline.h"
@@ -65,20 +66,28 @@ std::optional<std::string> operandMismatch(const sim::Machine& machine, const Ti
 // (run_index: runs of the configuration before it; cool_down_ms: idle before each). A sweep's
 // earlier configurations also ran before it; they are not counted, so on a machine with a power
 // cap the start is a lower bound. A timeline without them (older braid) starts idle.
-void resolvePowerStart(SimArgs& s, const Timeline& measured) {
+// A bad value is the file's fault, not a flag's: the error names the file and the field.
+void resolvePowerStart(SimArgs& s, const Timeline& measured, const std::string& file) {
   if (s.power != "auto") return;
   auto index = measured.meta.find("run_index"), cool = measured.meta.find("cool_down_ms");
   if (index == measured.meta.end()) {
     s.power = "idle";
     return;
   }
-  s.power = index->second;
+  const std::string& runs = index->second;
+  if (runs.empty() || runs.size() > 9 || runs.find_first_not_of("0123456789") != std::string::npos)
+    throw Error(file + ": meta.run_index: expected a number of runs (0 or more), got '" + runs + "'");
+  s.power = runs;
   if (cool != measured.meta.end()) {
+    size_t used = 0;
+    double ms = -1;
     try {
-      s.powerGapMs = std::stod(cool->second);
+      ms = std::stod(cool->second, &used);
     } catch (const std::exception&) {
-      throw Error(measured.source + " timeline: meta.cool_down_ms '" + cool->second + "' is not a number");
     }
+    if (used != cool->second.size() || !(ms >= 0) || !(ms <= 1e9))
+      throw Error(file + ": meta.cool_down_ms: expected milliseconds in [0, 1e9], got '" + cool->second + "'");
+    s.powerGapMs = ms;
   }
 }
 
@@ -88,8 +97,11 @@ int runValidate(ValidateArgs& a) {
   if (s.target.empty()) throw Error("the measured program is required: a host IR file or a workload name");
   if (a.top < 0) throw Error("--top must not be negative");
   if (!a.picture.empty()) viz::pictureFormatOf(a.picture);  // a bad extension fails before the work
+  checkOutputPath("--timeline", s.timeline);
+  checkOutputPath("--trace", s.trace);
+  checkOutputPath("--picture", a.picture);
   Timeline measured = readTimelineFile(a.measured);
-  resolvePowerStart(s, measured);
+  resolvePowerStart(s, measured, a.measured);
   if (s.ranks == 0 && !s.flags.has(s.flags.devices)) s.ranks = measured.ranks;
   s.noFold = true;  // the comparison needs every rank's operations
   std::optional<HostProgram> parsed = parseTarget(s);

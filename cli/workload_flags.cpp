@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <sstream>
 
 #include "ir/checked_math.h"
 #include "ir/error.h"
@@ -14,6 +15,30 @@ namespace braid::cli {
 CLI::Validator rankCount() { return CLI::Range(int64_t{1}, kMaxRanks).description("1.." + std::to_string(kMaxRanks)); }
 CLI::Validator streamCount() {
   return CLI::Range(int64_t{1}, kMaxStreams).description("1.." + std::to_string(kMaxStreams));
+}
+
+CLI::Validator finiteRange(double lo, double hi) {
+  std::ostringstream d;
+  d << "[" << lo << ", " << hi << "]";
+  return CLI::Validator(
+      [lo, hi, text = d.str()](std::string& s) {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        // NaN compares false with both bounds: CLI11's Range lets it through.
+        if (used != s.size() || s.empty() || !(v >= lo && v <= hi)) return "'" + s + "' is not a number in " + text;
+        return std::string();
+      },
+      d.str());
+}
+
+CLI::Validator nonEmpty() {
+  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("expected a non-empty list") : std::string(); },
+                        "LIST");
 }
 
 CLI::Validator bindingSyntax() {

@@ -48,6 +48,10 @@ void refuseLoweringFlags(const WorkloadFlags& flags, const std::string& file, co
 CLI::Validator rankCount();
 CLI::Validator streamCount();
 CLI::Validator bindingSyntax();
+// A number in [lo, hi], NaN and trailing text refused (CLI::Range lets NaN through).
+CLI::Validator finiteRange(double lo, double hi);
+// A list option given empty (--only "") is a mistake, not "everything".
+CLI::Validator nonEmpty();
 
 // NAME=VALUE pairs of integers (`--bind i0=8192`); throws Error naming the bad one.
 Bindings parseBindings(const std::vector<std::string>& binds);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ir/checked_math.h"
 #include "ir/error.h"
 #include "ir/input_file.h"
 
@@ -204,7 +205,7 @@ Timeline timelineFromJson(const std::string& text, const std::string& file) {
   t.program = r.str(j, "", "program", false);
   t.machine = r.str(j, "", "machine", false);
   t.ranks = r.integer(j, "", "ranks");
-  if (t.ranks < 0) r.fail("ranks", "must not be negative");
+  if (t.ranks < 0 || t.ranks > kMaxRanks) r.fail("ranks", "expected 0.." + std::to_string(kMaxRanks) + " ranks");
   if (j.contains("meta")) {
     const json& m = j["meta"];
     if (!m.is_object()) r.fail("meta", "expected an object");
@@ -220,6 +221,8 @@ Timeline timelineFromJson(const std::string& text, const std::string& file) {
     s.id = static_cast<int32_t>(r.integer(streams[i], p, "id"));
     if (s.id != static_cast<int32_t>(i)) r.fail(p + ".id", "must equal its position " + std::to_string(i));
     s.rank = r.integer(streams[i], p, "rank");
+    if (s.rank < 0 || s.rank >= t.ranks)
+      r.fail(p + ".rank", "no rank " + std::to_string(s.rank) + " in a timeline of " + std::to_string(t.ranks) + " ranks");
     s.kind = enumFromName(r.str(streams[i], p, "kind"), kStreamKinds, timelineStreamKindName, file + ": " + p + ".kind");
     s.name = r.str(streams[i], p, "name");
     t.streams.push_back(std::move(s));
@@ -245,6 +248,8 @@ Timeline timelineFromJson(const std::string& text, const std::string& file) {
     op.iteration = r.str(o, p, "iteration", false);
     op.startUs = r.num(o, p, "start_us");
     op.endUs = r.num(o, p, "end_us");
+    if (!(std::abs(op.startUs) <= 1e15) || !(std::abs(op.endUs) <= 1e15))
+      r.fail(p, "start_us and end_us must be within 1e15 us (about 30 years) of the timeline's origin");
     if (op.endUs < op.startUs) r.fail(p, "ends (" + std::to_string(op.endUs) + ") before it starts (" +
                                              std::to_string(op.startUs) + ")");
     op.bytes = r.integer(o, p, "bytes", false);

@@ -116,6 +116,12 @@ void checkMeasurePlanOptions(const MeasurePlanOptions& o) {
       throw Error("--only: unknown part '" + p + "'");
   if (!o.extraGemms.empty() && !has(o, "gemm") && !has(o, "overlap"))
     throw Error("--gemm-shapes needs the gemm or overlap part (--only leaves both out)");
+  // A workload's GEMM is measured whatever its flops, but its operands must fit one device: at
+  // most 2^34 elements each (a 32 GiB bf16 operand; three of them fill an H200's 141 GB).
+  for (const auto& [m, n, k] : o.extraGemms)
+    if (std::max({static_cast<double>(m) * k, static_cast<double>(k) * n, static_cast<double>(m) * n}) > 0x1p34)
+      throw Error("--gemm-shapes: " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                  " has an operand of more than 2^34 elements: it does not fit a GPU");
 }
 
 Measurements planMeasurements(const Machine& base, const MeasurePlanOptions& o) {

@@ -213,7 +213,7 @@ TEST(WorkloadErrors, CountsAndSizesOutOfRange) {
     SCOPED_TRACE(info.name);
     WorkloadParams p = paramsFor(2, 2);
     p.streams = 0;
-    EXPECT_THAT(errorOf([&] { makeWorkload(info.name, p); }), HasSubstr("needs 1 <= streams <= 8192, got 0"));
+    EXPECT_THAT(errorOf([&] { makeWorkload(info.name, p); }), HasSubstr("needs 1 <= streams <= 4096, got 0"));
     p = paramsFor(2, 2);
     p.streams = -3;
     EXPECT_THAT(errorOf([&] { makeWorkload(info.name, p); }), HasSubstr("got -3"));

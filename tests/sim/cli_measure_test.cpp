@@ -4,6 +4,8 @@
 // CPU runs, and refusing GPU runs without CUDA. Builds without libtorch skip them.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/machine.h"
@@ -116,6 +118,7 @@ void expectRefused(const std::vector<BadFlags>& cases) {
 TEST(MeasureCli, ContradictoryFlagsAreRefused) {
   testing::TempDir dir("braid_measure_cli_");
   std::string m = dir.file("m.json");
+  std::ofstream(m) << R"({"schema": "braid-measurements/1", "gpu": "x", "copy": [{"bytes": 10, "us": 1}]})";
   expectRefused({
       {"calibrate --measure --from x.json -o " + m, "--measure and --from contradict"},
       {"calibrate --measure --backend cpu", "-o is required"},
@@ -124,6 +127,11 @@ TEST(MeasureCli, ContradictoryFlagsAreRefused) {
       {"calibrate --from x.json --machine h200 -o " + m + " --quick", "--quick needs --measure"},
       {"calibrate --measure --backend tpu -o " + m, "--backend"},
       {"calibrate --measure --backend cpu -o " + m + " --reps 0", "--reps"},
+      {"calibrate --measure --backend cpu -o " + m + " --cool-down nan", "'nan' is not a number in [0, 10000]"},
+      {"calibrate --measure --backend cpu -o " + m + " --only ''", "--only: expected a non-empty list"},
+      {"calibrate --measure --backend cpu -o " + m + " --dtypes ''", "--dtypes: expected a non-empty list"},
+      {"calibrate --measure --backend cpu -o " + dir.file("no/such/m.json"), "no folder"},
+      {"calibrate --from " + m + " --machine h200 -o " + m, "is the --from file"},
   });
 }
 

@@ -140,6 +140,7 @@ TEST(TuneCli, BadInputIsExitCodeTwo) {
   testing::expectBadInput({
       {"tune ag_matmul --machine h200 --streams 0,2", "--streams: 0 is not a positive number of streams"},
       {"tune ag_matmul --machine h200 --streams 2,x", "--streams: 'x' is not an integer"},
+      {"tune ag_matmul --machine h200 --streams 2,100000", "--streams: 100000 is more than the 4096 streams a rank may have"},
       {"tune ag_matmul --machine h200 --protocols A,Z", "--protocol must be A, B or C, got 'Z'"},
       {"tune ag_matmul --machine h200 --pipelines ring", "--pipeline must be collective or p2p"},
       {"tune ag_matmul --machine h200 --top 0", "--top must be positive"},

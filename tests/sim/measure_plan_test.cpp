@@ -84,6 +84,10 @@ TEST(MeasurePlan, NamedGemmShapesAreMeasuredInEveryDtype) {
   EXPECT_NE(errorOf([] { parseGemmShapes("0x4x4"); }).find("'0x4x4' is not MxNxK"), std::string::npos);
   EXPECT_NE(errorOf([] { parseGemmShapes("4x4x4x4"); }).find("is not MxNxK"), std::string::npos);
   EXPECT_NE(errorOf([] { parseGemmShapes("4xax4"); }).find("is not MxNxK"), std::string::npos);
+  MeasurePlanOptions huge = o;
+  huge.extraGemms = parseGemmShapes("1048576x1048576x16");  // a [m, n] result of 2^40 elements
+  EXPECT_NE(errorOf([&] { checkMeasurePlanOptions(huge); }).find("has an operand of more than 2^34 elements"),
+            std::string::npos);
   MeasurePlanOptions noGemm = o;
   noGemm.parts = {"copy"};
   EXPECT_NE(errorOf([&] { checkMeasurePlanOptions(noGemm); }).find("--gemm-shapes needs the gemm or overlap part"),

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "ir/timeline.h"
@@ -125,7 +126,20 @@ TEST(ValidateCli, StartsThePowerStateWhereTheMeasuredRunStood) {
   writeTimelineFile(t, measured);
   auto bad = runBraid("validate --measured " + measured + " " + kProgram);
   EXPECT_EQ(bad.rc, 2);
-  EXPECT_NE(bad.err.find("meta.cool_down_ms 'soon' is not a number"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find(measured + ": meta.cool_down_ms: expected milliseconds in [0, 1e9], got 'soon'"), std::string::npos)
+      << bad.err;
+  // Bad meta is the file's fault: the error names the file and its field, not a flag.
+  for (const auto& [field, value] : {std::pair{"cool_down_ms", "5abc"}, std::pair{"cool_down_ms", "-5"},
+                                     std::pair{"cool_down_ms", "nan"}, std::pair{"run_index", "-4"},
+                                     std::pair{"run_index", "abc"}}) {
+    Timeline b = t;
+    b.meta["cool_down_ms"] = "20";
+    b.meta[field] = value;
+    writeTimelineFile(b, measured);
+    auto r = runBraid("validate --measured " + measured + " " + kProgram);
+    EXPECT_EQ(r.rc, 2) << field << " " << value;
+    EXPECT_NE(r.err.find(measured + ": meta." + field + ": expected"), std::string::npos) << r.err;
+  }
 }
 
 TEST(ValidateCli, RankStartsComeFromTheMeasuredCollectivesEnds) {
@@ -165,7 +179,28 @@ TEST(ValidateCli, BadInputIsExitCodeTwo) {
        "does not run; simulate as many ranks as were measured"},
       {"validate --measured " + measured + " ag_matmul --devices 2", "--machine is required"},
       {"validate --measured " + measured + " " + kProgram + " --transport ucx", "--transport: expected nccl or cuda"},
+      {"validate --measured " + measured + " " + kProgram + " --trace " + dir.file("no/such/t.json"),
+       "--trace " + dir.file("no/such/t.json") + ": no folder"},
   });
+  // Every output's folder is checked before any is written: the timeline asked for beside a trace
+  // that cannot be written is left as it was.
+  std::string kept = dir.file("kept.json");
+  std::ofstream(kept) << "mine";
+  auto r = runBraid("validate --measured " + measured + " " + kProgram + " --timeline " + kept + " --trace " +
+                    dir.file("no/such/t.json"));
+  EXPECT_EQ(r.rc, 2) << r.err;
+  std::ifstream in(kept);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "mine");
+  // A timeline whose streams name ranks it does not have.
+  Timeline t = readTimelineFile(measured);
+  t.ranks = 1;
+  std::string lying = dir.file("lying.json");
+  writeTimelineFile(t, lying);
+  auto l = runBraid("validate --measured " + lying + " " + kProgram);
+  EXPECT_EQ(l.rc, 2);
+  EXPECT_NE(l.err.find(lying + ": streams["), std::string::npos) << l.err;
+  EXPECT_NE(l.err.find("in a timeline of 1 ranks"), std::string::npos) << l.err;
 }
 
 }  // namespace
