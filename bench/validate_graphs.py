@@ -14,7 +14,9 @@ prints predicted vs measured, the error, the spread between launches, the median
 (all points, and those whose spread is under 3%), the signed median error per class (transport x
 serial / chunked / scheduled: a biased class points at the part of the model that is off) and
 whether the simulator picks the measured best configuration of each shape. With --interpreted it also simulates the interpreted run (host
-issue per instruction) beside it, to show what host issue changes.
+issue per instruction) beside it, to show what host issue changes. A log with no point (a failed
+launch) is noted and skipped; an unreadable or misnamed log, an impossible time, no point at all or
+no point that simulates is an error naming the log (and line), exit 1.
 
 Usage:
   bench/validate_graphs.py DIR [DIR...] --braid build/cli/braid --machine h200 [--dtype bf16]
@@ -26,6 +28,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,6 +62,45 @@ def runs_before_median(lines, graph_runs):
     return 1 + 1 + graph_runs // 2  # --warmup 0: the checked run and the graph's first replay
 
 
+def check_braid(prog, braid):
+    """`braid` as given to --braid, refused up front (`prog: --braid ...`) unless it names an
+    executable file (a path, or a name on PATH)."""
+    if shutil.which(braid) is None:
+        why = "not an executable file" if os.path.exists(braid) else "no such file"
+        raise SystemExit(f"{prog}: --braid {braid}: {why} (give the built braid, e.g. build/cli/braid)")
+    return braid
+
+
+def check_output(prog, flag, path):
+    """Refuses an output file (`flag`) whose folder does not exist, before any work is done."""
+    if path is not None:
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise SystemExit(f"{prog}: {flag} {path}: the folder {folder} does not exist")
+        if os.path.isdir(path):
+            raise SystemExit(f"{prog}: {flag} {path}: is a folder")
+    return path
+
+
+def write_jsonl(prog, flag, path, rows):
+    """One JSON object per line of `path`; a file that cannot be written is an error, not a traceback."""
+    try:
+        with open(path, "w") as out:
+            for r in rows:
+                out.write(json.dumps(r) + "\n")
+    except OSError as e:
+        raise SystemExit(f"{prog}: {flag} {path}: cannot write: {e.strerror or e}")
+
+
+def read_log(f):
+    """The lines of the log `f` (undecodable bytes replaced); one that cannot be read is an error."""
+    try:
+        with open(f, errors="replace") as fh:
+            return fh.read().splitlines()
+    except OSError as e:
+        raise SystemExit(f"validate_graphs: {f}: cannot read: {e.strerror or e}")
+
+
 def parse_label(workload, inner):
     """The `braid sim` flags of a run label's parenthesis."""
     flags = []
@@ -88,8 +130,11 @@ def parse_label(workload, inner):
     return flags
 
 
-def read_logs(dirs):
-    """(shape, label) -> {launch: slower rank's median}, and the sim flags of each label."""
+def read_logs(dirs, sources=None):
+    """(shape, label) -> {launch: slower rank's median}, and the sim flags of each label. A log
+    that cannot be read, is misnamed or holds an impossible time is an error naming it (and the
+    line); one with no point (a launch that failed, another kind of file) is noted on stderr and
+    skipped. `sources`, when given, gets each point's first log."""
     points = collections.defaultdict(dict)
     flags, history = {}, {}
     for d in dirs:
@@ -98,23 +143,36 @@ def read_logs(dirs):
             raise SystemExit(f"validate_graphs: no run_*.log in {d}")
         for f in logs:
             name = os.path.basename(f)[4:-4]
-            base, rep = name.rsplit("_", 1)
+            base, _, rep = name.rpartition("_")
             shape = base.split("_", 1)[0]
+            if not shape or not rep:
+                raise SystemExit(f"validate_graphs: {f}: cannot read the shape and launch from its name "
+                                 "(expected run_<shape>_<variant>_<rep>.log, e.g. run_agL_base_1.log)")
             launch = f"{d}#{rep}"
             ranks = {}
-            with open(f, errors="replace") as fh:
-                lines = fh.read().splitlines()
-            timed = 0
-            for line in lines:
+            lines = read_log(f)
+            timed = found = 0
+            for n, line in enumerate(lines, 1):
                 m = TIMING.search(line)
                 if m:
-                    ranks[int(m.group(1))] = float(m.group(4))
+                    try:
+                        wall = float(m.group(4))
+                    except ValueError:
+                        wall = 0.0
+                    if not 0 < wall < float("inf"):
+                        raise SystemExit(f"validate_graphs: {f}: line {n}: wall time '{m.group(4)}' is not a "
+                                         "number of microseconds > 0")
+                    ranks[int(m.group(1))] = wall
                     timed = int(m.group(3))
                     continue
                 m = LABEL.search(line)
                 if m and ranks:
                     workload, inner, comms = m.group(1), m.group(2), m.group(4)
-                    argv = [workload] + parse_label(workload, inner)
+                    try:
+                        argv = [workload] + parse_label(workload, inner)
+                    except SystemExit as e:
+                        raise SystemExit(f"validate_graphs: {f}: line {n}: "
+                                         f"{str(e.code).removeprefix('validate_graphs: ')}") from None
                     program = f"{workload} ({inner})"
                     # --backend-override cuda runs every communication on the copy engines: the
                     # label's communicators say so ("[cuda-ipc, ...]"), the program does not.
@@ -125,7 +183,21 @@ def read_logs(dirs):
                     flags[key] = argv
                     points[key][launch] = max(ranks.values())
                     history.setdefault(key, runs_before_median(lines, timed))
+                    if sources is not None:
+                        sources.setdefault(key, f)
                     ranks = {}
+                    found += 1
+            if ranks:
+                print(f"validate_graphs: note: {f}: ends in timing lines with no program label after them "
+                      "(a cut-off log?); they are skipped", file=sys.stderr)
+            if not found:
+                print(f"validate_graphs: note: {f}: no measured point in it (no 'rank R timing ... (CUDA graph "
+                      "replay ...)' lines followed by their 'braid run: WORKLOAD (...)' label); skipped",
+                      file=sys.stderr)
+    if not points:
+        raise SystemExit(f"validate_graphs: no measured point in the run_*.log of {', '.join(dirs)}: nothing to "
+                         "validate (a point is 'rank R timing ... (CUDA graph replay, N runs, median): wall W us' "
+                         "lines followed by the 'braid run: WORKLOAD (D=...)' label, as braid run --graph prints)")
     return points, flags, history
 
 
@@ -137,12 +209,15 @@ def launch_setting(dirs, pattern, parse, default, flag, why):
     for d in dirs:
         for f in sorted(glob.glob(os.path.join(d, "run_*.log"))):
             value = default
-            with open(f, errors="replace") as fh:
-                for line in fh:
-                    m = pattern.search(line)
-                    if m:
+            for n, line in enumerate(read_log(f), 1):
+                m = pattern.search(line)
+                if m:
+                    try:
                         value = parse(m.group(1))
-                        break
+                    except ValueError:
+                        raise SystemExit(f"validate_graphs: {f}: line {n}: cannot read {flag} from "
+                                         f"'{m.group(1)}'") from None
+                    break
             seen[value].append(f)
     if len(seen) > 1:
         parts = ", ".join(f"{v} ({len(fs)} logs, e.g. {fs[0]})" for v, fs in sorted(seen.items()))
@@ -179,7 +254,8 @@ def simulate(braid, machine, dtype, argv, graph, power=()):
     cmd += list(power)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
+        why = [x for x in r.stderr.splitlines() if x.strip() and not x.startswith("Run with --help")]
+        return None, why[-1] if why else f"exit {r.returncode}"
     return json.loads(r.stdout)["makespan_us"], ""
 
 
@@ -210,9 +286,12 @@ def main():
     ap.add_argument("--power-idle", action="store_true",
                     help="simulate every point from an idle GPU, not at its median run's place in its launch")
     a = ap.parse_args()
+    check_braid("validate_graphs", a.braid)
+    check_output("validate_graphs", "--jsonl", a.jsonl)
 
     idle = cool_down(a.dirs)
-    points, flags, history = read_logs(a.dirs)
+    sources = {}
+    points, flags, history = read_logs(a.dirs, sources)
     if not a.power_idle:
         print("power state: each point starts where its median timed run stood in its launch (runs before it, "
               f"{idle:g} ms apart), on a machine with a power cap (docs/SIM.md, Power state)")
@@ -234,9 +313,7 @@ def main():
                      "spread_pct": spread, "predicted_us": pred, "interpreted_us": interp,
                      "error_pct": (pred - measured) / measured * 100 if pred else None, "failed": why})
     if a.jsonl:
-        with open(a.jsonl, "w") as out:
-            for r in rows:
-                out.write(json.dumps(r) + "\n")
+        write_jsonl("validate_graphs", "--jsonl", a.jsonl, rows)
 
     head = "| shape | program | measured us | predicted us | error | spread | launches |"
     if a.interpreted:
@@ -253,6 +330,11 @@ def main():
         print(line)
 
     ok = [r for r in rows if r["error_pct"] is not None]
+    if not ok:
+        first = min(rows, key=lambda r: (r["shape"], r["program"]))
+        key = (first["shape"], first["program"])
+        raise SystemExit(f"validate_graphs: none of the {len(rows)} points could be simulated, nothing validated; "
+                         f"e.g. {first['program']} ({sources[key]}): braid sim failed: {first['failed']}")
 
     def summary(sel, what):
         if not sel:

@@ -14,7 +14,9 @@ ran at several cool-downs, a last table compares what the idle before each run c
 predicted: each cool-down's median run against the same program's run with the shortest cool-down
 (the machine's host.after_idle and power state, docs/SIM.md), and sums up, for interpreted runs
 and graph replays apart, how far the predicted cost is from the measured one as a share of the
-cooled run, beside predicting no cost at all.
+cooled run, beside predicting no cost at all. Every file is read before anything is simulated: one
+that cannot be read, a line that is not such a record, or an impossible value (a time <= 0, a
+missing field) is refused with the file, the line and the field, exit 1.
 
 Usage:
   bench/validate_runs.py FILE.jsonl [FILE.jsonl ...] --braid build/cli/braid --machine M.json
@@ -22,13 +24,97 @@ Usage:
 """
 import argparse
 import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_graphs import parse_label  # noqa: E402  (one reading of a run label)
+# one reading of a run label, and of --braid and --jsonl
+from validate_graphs import check_braid, check_output, parse_label, write_jsonl  # noqa: E402
+
+LABEL = re.compile(r"^(\w+) \((.*)\)$")
+
+
+def _kind(v):
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _number(v):
+    """A finite JSON number (not a boolean, not NaN or infinite, not an integer past a double's range)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return math.isfinite(v) if isinstance(v, float) else abs(v) < 1e300
+
+
+def read_runs(path):
+    """The sequences of a `braid run --run-times` file: one (line number, record, braid sim flags,
+    per-run wall time of the slower rank) per line. A file that cannot be read, a line that is not
+    such a record, or an impossible value is an error naming the file, the line and the field; so is
+    a file with no record at all."""
+    def bad(n, what):
+        sys.exit(f"validate_runs: {path}: " + (f"line {n}: " if n else "") + what)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        bad(0, f"cannot read: {e.strerror or e}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad(data[:e.start].count(b"\n") + 1, "not UTF-8 text (is it a --run-times file?)")
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            bad(n, f"not valid JSON ({getattr(e, 'msg', e)}, column {getattr(e, 'colno', '?')}); a --run-times file "
+                "has one JSON object per line")
+        if not isinstance(d, dict):
+            bad(n, f"expected a JSON object (one configuration's runs), got {_kind(d)}")
+        for field in ("program", "graph", "warmup_runs", "cool_down_ms", "ranks"):
+            if field not in d:
+                bad(n, f"missing field '{field}' (is it a braid run --run-times file?)")
+        label = d["program"]
+        m = LABEL.match(label) if isinstance(label, str) else None
+        if not m:
+            bad(n, f"program: expected braid run's label, 'WORKLOAD (D=..., S=..., ...)', got {label!r}")
+        try:
+            flags = [m.group(1)] + parse_label(m.group(1), m.group(2))
+        except SystemExit as e:
+            bad(n, "program: " + str(e.code).removeprefix("validate_graphs: "))
+        if not isinstance(d.setdefault("settings", ""), str):
+            bad(n, f"settings: expected a string, got {d['settings']!r}")
+        if not isinstance(d["graph"], bool):
+            bad(n, f"graph: expected true or false, got {d['graph']!r}")
+        if not isinstance(d["warmup_runs"], int) or isinstance(d["warmup_runs"], bool) or d["warmup_runs"] < 0:
+            bad(n, f"warmup_runs: expected a number of runs >= 0, got {d['warmup_runs']!r}")
+        if not _number(d["cool_down_ms"]) or d["cool_down_ms"] < 0:
+            bad(n, f"cool_down_ms: expected a number of milliseconds >= 0, got {d['cool_down_ms']!r}")
+        ranks = d["ranks"]
+        if not isinstance(ranks, list) or not ranks:
+            bad(n, f"ranks: expected a non-empty array of ranks' runs, got {ranks!r}")
+        runs = None
+        for r, rank in enumerate(ranks):
+            walls = rank.get("wall_us") if isinstance(rank, dict) else None
+            if not isinstance(walls, list) or not walls:
+                bad(n, f"ranks[{r}].wall_us: expected a non-empty array of run times, got {walls!r}")
+            for i, w in enumerate(walls):
+                if not _number(w) or w <= 0:
+                    bad(n, f"ranks[{r}].wall_us[{i}]: expected a time in microseconds > 0, got {w!r}")
+            if runs is not None and len(walls) != runs:
+                bad(n, f"ranks[{r}].wall_us: {len(walls)} runs, ranks[0] has {runs} (every rank times the same runs)")
+            runs = len(walls)
+        walls = [max(rank["wall_us"][i] for rank in ranks) for i in range(runs)]
+        out.append((n, d, flags, walls))
+    if not out:
+        bad(0, "no runs in it (empty; braid run --run-times writes one JSON line per configuration)")
+    return out
 
 
 def indices(n, points):
@@ -64,17 +150,18 @@ def main():
     ap.add_argument("--points", type=int, default=12)
     ap.add_argument("--jsonl")
     args = ap.parse_args()
+    if args.points < 1:
+        ap.error(f"--points must be 1 or more, got {args.points}")
+    if not math.isfinite(args.host_gap_us) or args.host_gap_us < 0:
+        ap.error(f"--host-gap-us must be a number of microseconds >= 0, got {args.host_gap_us:g}")
+    check_braid("validate_runs", args.braid)
+    check_output("validate_runs", "--jsonl", args.jsonl)
+    files = [(path, read_runs(path)) for path in args.files]  # every file read before anything is simulated
     records, with_power, idle_only = [], [], []
     by_program = {}  # (program, settings, graph) -> [(cool-down, measured median, predicted median)]
-    for path in args.files:
-        for line in open(path):
-            if not line.strip():
-                continue
-            d = json.loads(line)
+    for path, sequences in files:
+        for _, d, flags, walls in sequences:
             label = d["program"]
-            workload, inner = label.split(" (", 1)
-            flags = [workload] + parse_label(workload, inner.rstrip(")"))
-            walls = [max(r["wall_us"][i] for r in d["ranks"]) for i in range(len(d["ranks"][0]["wall_us"]))]
             before = 1 + d["warmup_runs"]  # the checked run and the untimed ones
             gap_ms = d["cool_down_ms"] + args.host_gap_us / 1e3
             print(f"\n{os.path.basename(path)}: {label}{' [' + d['settings'] + ']' if d['settings'] else ''}, "
@@ -123,9 +210,7 @@ def main():
                       f"{len(err)} cool-downs (predicting no cost: {100 * statistics.median(none):.1f}%, "
                       f"{100 * max(none):.1f}% max)")
     if args.jsonl:
-        with open(args.jsonl, "w") as f:
-            for r in records:
-                f.write(json.dumps(r) + "\n")
+        write_jsonl("validate_runs", "--jsonl", args.jsonl, records)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ e.g. "ag_matmul (D=2, S=4, m=8192, k=8192, n=3584, protocol B, modulo, collectiv
 transport in `meta.backend` ("nccl", "cuda-ipc"); this script turns those into the workload flags
 of `braid validate`, runs it with `--json`, and prints one table row per timeline, the error
 summary by workload / pipeline / transport, per-kind op errors, and whether the simulator's
-fastest configuration of each shape is the measured fastest.
+fastest configuration of each shape is the measured fastest. A timeline that is not a JSON object
+with a string `program` (and an object `meta`) is an error naming it and the field, exit 1.
 
     bench/validate_timelines.py DIR --braid build/cli/braid --machine h100 [--jsonl OUT] [--markdown]
 """
@@ -20,7 +21,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_graphs import parse_label  # noqa: E402  (one reader of braid run's program labels)
+# one reader of braid run's program labels, and of --braid and --jsonl
+from validate_graphs import check_braid, check_output, parse_label, write_jsonl  # noqa: E402
 
 PROGRAM = re.compile(r"^(\w+) \((D=[^()]*)\)$")
 
@@ -51,15 +53,43 @@ def flags_of(program):
 HAS_TRANSPORT = {}
 
 
+def read_timeline(path):
+    """The timeline at `path` as a dict whose `program` is a string and whose `meta` (if any) is an
+    object with a string `backend`; anything else is an error naming the file (and the field)."""
+    try:
+        with open(path, "rb") as f:
+            t = json.loads(f.read().decode("utf-8"))
+    except OSError as e:
+        raise SystemExit(f"{path}: cannot read: {e.strerror or e}")
+    except UnicodeDecodeError:
+        raise SystemExit(f"{path}: not UTF-8 text (a braid run --timeline file is JSON)") from None
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"{path}: not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise SystemExit(f"{path}: not valid JSON: nested too deeply") from None
+    if not isinstance(t, dict):
+        raise SystemExit(f"{path}: expected a JSON object (a braid run --timeline file), got "
+                         f"{'an array' if isinstance(t, list) else repr(t)}")
+    if not isinstance(t.get("program"), str):
+        what = "missing" if "program" not in t else f"expected a string, got {t['program']!r}"
+        raise SystemExit(f"{path}: program: {what} (braid run's label, e.g. 'ag_matmul (D=2, S=4, ...)')")
+    meta = t.setdefault("meta", {})
+    if not isinstance(meta, dict):
+        raise SystemExit(f"{path}: meta: expected an object, got {meta!r}")
+    if not isinstance(meta.setdefault("backend", "nccl"), str):
+        raise SystemExit(f"{path}: meta.backend: expected a string (nccl, cuda-ipc), got {meta['backend']!r}")
+    return t
+
+
 def validate(braid, machine, path, extra):
-    t = json.load(open(path))
-    parsed = flags_of(t.get("program", ""))
+    t = read_timeline(path)
+    parsed = flags_of(t["program"])
     if not parsed:
-        raise SystemExit(f"{path}: cannot read the workload from program {t.get('program')!r}")
+        raise SystemExit(f"{path}: cannot read the workload from program {t['program']!r}")
     workload, flags, info = parsed
     # The transport: the program's own (`--comm-backend cuda` in its label), or every communication
     # moved onto the copy engines by `braid run --backend-override cuda` (its only communicator).
-    backend = t.get("meta", {}).get("backend", "nccl")
+    backend = t["meta"]["backend"]
     transport = "cuda" if "--comm-backend" in flags or backend == "cuda-ipc" else "nccl"
     cmd = [braid, "validate", workload, "--measured", path, "--machine", machine, "--json"] + flags + extra
     if backend == "cuda-ipc" and "--comm-backend" not in flags and HAS_TRANSPORT.get(braid):
@@ -99,6 +129,8 @@ def main():
     ap.add_argument("--jsonl", help="also write one JSON line per timeline here")
     ap.add_argument("--extra", default="", help="more flags for braid validate (one string)")
     a = ap.parse_args()
+    check_braid("validate_timelines", a.braid)
+    check_output("validate_timelines", "--jsonl", a.jsonl)
     files = sorted(glob.glob(os.path.join(a.dir, "tl_*.json")))
     if not files:
         raise SystemExit(f"no tl_*.json timelines in {a.dir}")
@@ -106,9 +138,7 @@ def main():
     HAS_TRANSPORT[a.braid] = "--transport" in help_text
     rows = [validate(a.braid, a.machine, f, a.extra.split()) for f in files]
     if a.jsonl:
-        with open(a.jsonl, "w") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
+        write_jsonl("validate_timelines", "--jsonl", a.jsonl, rows)
     print(f"machine {a.machine}: {len(rows)} timelines")
     print("| timeline | measured us | predicted us | error | median per-op error |")
     print("|---|---|---|---|---|")

@@ -4,10 +4,11 @@ built `braid sim --graph` over a two-point log (python3 -m unittest discover -s 
 BRAID names the binary)."""
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
@@ -122,6 +123,91 @@ class Labels(unittest.TestCase):
         self.assertRegex(text, r"best choice agrees in [01] of 1 shapes; within the measured spread in [01] of 1")
         # h200's GEMMs were timed on normal operands, these runs seeded integers.
         self.assertIn("note: h200's GEMMs were calibrated on normal operands, the runs' inputs were integers", text)
+
+
+class BadInput(unittest.TestCase):
+    """Logs that cannot be read, are misnamed, hold an impossible time or no point at all, and runs in
+    which no point could be simulated: a message naming the log (and line), a non-zero exit, no
+    traceback. Without BRAID, --braid is a stand-in that fails if run (the input is refused first)."""
+    SCRIPT = os.path.join(HERE, "..", "..", "bench", "validate_graphs.py")
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.braid = os.path.join(self.tmp.name, "braid")
+        with open(self.braid, "w") as f:
+            f.write("#!/bin/sh\necho 'the stand-in braid ran' >&2\nexit 3\n")
+        os.chmod(self.braid, 0o755)
+
+    def run_script(self, *argv, braid=None):
+        r = subprocess.run([sys.executable, self.SCRIPT, *argv, "--braid", braid or self.braid, "--machine", "h200"],
+                           capture_output=True, text=True)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        return r.stderr
+
+    def launch(self, name, logs):
+        d = os.path.join(self.tmp.name, name)
+        os.makedirs(d)
+        for f, text in logs.items():
+            with open(os.path.join(d, f), "wb" if isinstance(text, bytes) else "w") as fh:
+                fh.write(text)
+        return d
+
+    def test_logs_with_no_point_validate_nothing(self):
+        for name, text in (("empty", ""), ("binary", bytes(range(256))), ("timeline", '{"program": "x"}\n'),
+                           ("failed", "braid run: rank 0 failed first (exit code 2): no communicator\n")):
+            with self.subTest(name):
+                d = self.launch(name, {"run_agS_p2p_1.log": text})
+                err = self.run_script(d)
+                self.assertIn(f"{os.path.join(d, 'run_agS_p2p_1.log')}: no measured point in it", err)
+                self.assertIn(f"no measured point in the run_*.log of {d}: nothing to validate", err)
+                self.assertNotIn("stand-in braid ran", err)
+
+    def test_a_log_with_no_point_beside_good_ones_is_noted_and_skipped(self):
+        d = self.launch("mixed", {"run_agS_p2p_1.log": LOG, "run_agS_p2p_2.log": ""})
+        err = io.StringIO()
+        with redirect_stderr(err):
+            points, _, _ = vg.read_logs([d])
+        self.assertEqual(len(points), 2)
+        self.assertIn(f"{os.path.join(d, 'run_agS_p2p_2.log')}: no measured point in it", err.getvalue())
+
+    def test_bad_logs_name_the_file_and_line(self):
+        for name, files, why in (
+                ("badname", {"run_x.log": LOG}, "run_x.log: cannot read the shape and launch from its name"),
+                ("badwall", {"run_agS_p2p_1.log": LOG.replace("wall 310 us", "wall 3.1.0 us")},
+                 "run_agS_p2p_1.log: line 2: wall time '3.1.0' is not a number of microseconds > 0"),
+                ("zerowall", {"run_agS_p2p_1.log": LOG.replace("wall 200 us", "wall 0 us")},
+                 "run_agS_p2p_1.log: line 4: wall time '0' is not"),
+                ("badpart", {"run_agS_p2p_1.log": LOG.replace("modulo, p2p)", "modulo, pigeons)")},
+                 "run_agS_p2p_1.log: line 3: unknown part 'pigeons'"),
+                ("badcool", {"run_agS_p2p_1.log": "braid run: cool-down: 1.2.3 ms idle\n" + LOG},
+                 "run_agS_p2p_1.log: line 1: cannot read --cool-down from '1.2.3'")):
+            with self.subTest(name):
+                d = self.launch(name, files)
+                self.assertIn(f"validate_graphs: {d}/{why}", self.run_script(d))
+        d = self.launch("folder", {})
+        os.makedirs(os.path.join(d, "run_agS_p2p_1.log"))
+        self.assertIn(f"{d}/run_agS_p2p_1.log: cannot read", self.run_script(d))
+
+    def test_bad_flags(self):
+        d = self.launch("good", {"run_agS_p2p_1.log": LOG})
+        missing = os.path.join(self.tmp.name, "no_braid")
+        self.assertIn(f"--braid {missing}: no such file", self.run_script(d, braid=missing))
+        out = os.path.join(self.tmp.name, "no_dir", "points.jsonl")
+        self.assertIn(f"--jsonl {out}: the folder", self.run_script(d, "--jsonl", out))
+
+    @unittest.skipUnless(os.environ.get("BRAID"), "BRAID names the built braid binary")
+    def test_no_point_simulated_is_an_error(self):
+        for name, log, extra, why in (
+                ("workload", LOG.replace("ag_matmul (", "no_such_workload ("), (), "'no_such_workload' is neither"),
+                ("dtype", LOG, ("--dtype", "fp99"), "unknown dtype 'fp99'")):
+            with self.subTest(name):
+                d = self.launch(name, {"run_agS_p2p_1.log": log})
+                err = self.run_script(d, *extra, braid=os.environ["BRAID"])
+                self.assertIn("validate_graphs: none of the 2 points could be simulated, nothing validated", err)
+                self.assertIn(f"({d}/run_agS_p2p_1.log): braid sim failed: ", err)
+                self.assertIn(why, err)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 of the built `braid validate` over two recorded two-H100 timelines (python3 -m unittest discover
 -s tests/bench; BRAID names the binary)."""
 import io
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -39,6 +41,64 @@ class FlagsOf(unittest.TestCase):
 
     def test_a_program_of_another_form_is_none(self):
         self.assertIsNone(vt.flags_of("my_file.hir"))
+
+
+class BadInput(unittest.TestCase):
+    """Timelines that are not JSON objects or whose program or meta is of the wrong kind, a missing
+    --braid, a --jsonl in a missing folder: a message naming the file (and field), a non-zero exit,
+    no traceback, and no `braid validate` run (the --braid given is a stand-in that only answers
+    --help)."""
+    SCRIPT = os.path.join(ROOT, "bench", "validate_timelines.py")
+    PROGRAM = "matmul_rs (D=2, S=1, m=16384, k=8192, n=4096, protocol A, modulo, collective)"
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.braid = os.path.join(self.tmp.name, "braid")
+        with open(self.braid, "w") as f:
+            f.write('#!/bin/sh\n[ "$2" = --help ] && exit 0\necho "the stand-in braid ran" >&2\nexit 3\n')
+        os.chmod(self.braid, 0o755)
+
+    def run_script(self, d, *argv, braid=None):
+        r = subprocess.run([sys.executable, self.SCRIPT, d, "--braid", braid or self.braid, *argv],
+                           capture_output=True, text=True)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertNotIn("stand-in braid ran", r.stderr)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        return r.stderr
+
+    def test_bad_timelines_name_the_file_and_field(self):
+        good = {"program": self.PROGRAM, "meta": {"backend": "nccl"}, "ranks": 2}
+        for name, text, why in (
+                ("empty", "", "not valid JSON: Expecting value (line 1, column 1)"),
+                ("cut", json.dumps(good, indent=1)[:40], "not valid JSON"),
+                ("binary", b"\xff\xfe\x00", "not UTF-8 text"),
+                ("array", "[1, 2]", "expected a JSON object (a braid run --timeline file), got an array"),
+                ("number", "5", "expected a JSON object (a braid run --timeline file), got 5"),
+                ("no_program", json.dumps({"meta": {}}), "program: missing"),
+                ("program_number", json.dumps(dict(good, program=5)), "program: expected a string, got 5"),
+                ("meta_string", json.dumps(dict(good, meta="x")), "meta: expected an object, got 'x'"),
+                ("backend_number", json.dumps(dict(good, meta={"backend": 5})), "meta.backend: expected a string"),
+                ("label", json.dumps(dict(good, program="matmul_rs [D=2]")), "cannot read the workload from program")):
+            with self.subTest(name):
+                d = os.path.join(self.tmp.name, name)
+                os.makedirs(d)
+                path = os.path.join(d, "tl_a.json")
+                with open(path, "wb" if isinstance(text, bytes) else "w") as f:
+                    f.write(text)
+                self.assertIn(f"{path}: {why}", self.run_script(d))
+        d = os.path.join(self.tmp.name, "folder")
+        os.makedirs(os.path.join(d, "tl_a.json"))
+        self.assertIn(f"{d}/tl_a.json: cannot read", self.run_script(d))
+
+    def test_bad_flags(self):
+        d = os.path.join(self.tmp.name, "one")
+        os.makedirs(d)
+        shutil.copy(os.path.join(DATA, "tl_matmul_rs_coll.S1A.json"), d)
+        missing = os.path.join(self.tmp.name, "no_braid")
+        self.assertIn(f"validate_timelines: --braid {missing}: no such file", self.run_script(d, braid=missing))
+        out = os.path.join(self.tmp.name, "no_dir", "v.jsonl")
+        self.assertIn(f"validate_timelines: --jsonl {out}: the folder", self.run_script(d, "--jsonl", out))
 
 
 @unittest.skipUnless(os.environ.get("BRAID"), "BRAID (the built braid) is not set")
