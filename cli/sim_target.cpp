@@ -33,8 +33,8 @@ void addMachineFlags(CLI::App& sub, SimArgs& a) {
   sub.add_option("--machine", a.machine,
                  "machine preset (" + presetList() + ") or machine file (JSON, docs/MACHINES.md; `braid calibrate` "
                  "writes one)");
-  sub.add_option("--nodes", a.nodes, "number of nodes (default: the machine's)");
-  sub.add_option("--gpus-per-node", a.gpusPerNode, "GPUs per node (default: the machine's)");
+  sub.add_option("--nodes", a.nodes, "number of nodes (default: the machine's)")->check(rankCount());
+  sub.add_option("--gpus-per-node", a.gpusPerNode, "GPUs per node (default: the machine's)")->check(rankCount());
 }
 
 void addPowerFlags(CLI::App& sub, SimArgs& a, bool measured) {

@@ -123,6 +123,7 @@ int runTune(const TuneArgs& args) {
   if (args.top <= 0) throw Error("--top must be positive, got " + std::to_string(args.top));
   if (args.confirm < 0) throw Error("--confirm must be positive, got " + std::to_string(args.confirm));
   sim::Machine machine = loadMachineFor(base.machine, base.nodes, base.gpusPerNode);
+  parsePowerStart(base.power, base.powerGapMs);  // bad --power / --power-gap fail once, not per candidate
   const int64_t devices = applyWorkloadFlags(base.flags, simDefaults()).devices;
   sim::TuneSpace space = spaceOf(args);
   // Both transports where the copy engines can run (the ranks on one host of the machine), else
@@ -138,6 +139,8 @@ int runTune(const TuneArgs& args) {
   std::vector<sim::SweepConfig> distinct;
   std::vector<std::pair<std::string, std::string>> same;  // (config, same program as config)
   std::map<std::string, std::string> seen;                // program text -> first config
+  std::optional<std::string> firstError;
+  size_t prepared = 0;
   for (const auto& c : candidates) {
     SimArgs a = base;
     for (const auto& [k, v] : c) applySetting(a, k, v, true);
@@ -145,10 +148,12 @@ int runTune(const TuneArgs& args) {
     Prepared p;
     try {
       prepare(a, nullptr, p);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      if (!firstError) firstError = e.what();
       distinct.push_back(c);  // its error is reported with the ranking
       continue;
     }
+    ++prepared;
     // The program and the numberOfStreams it runs with (a p2p pipeline's text does not depend on it).
     std::string key = print(*p.program) + "\nnumberOfStreams " + std::to_string(p.options.semantics.numberOfStreams);
     auto [it, fresh] = seen.emplace(key, sim::configStr(c));
@@ -157,6 +162,9 @@ int runTune(const TuneArgs& args) {
     else
       same.emplace_back(sim::configStr(c), it->second);
   }
+
+  // No candidate lowers at all (--m 2^50, say): the flags are bad, not the candidates.
+  if (prepared == 0 && firstError) throw Error(*firstError + " (in every configuration tune would try)");
 
   auto one = [&](const sim::SweepConfig& c) {
     SimArgs a = base;

@@ -169,7 +169,7 @@ BRAID_REGISTER_COMMAND(Command{
       addPowerFlags(sub, s, true);
       s.power = "auto";
       sub.add_option("--bind", s.binds, "bind a symbolic extent: NAME=VALUE (repeatable)");
-      sub.add_option("--ranks", s.ranks, "number of ranks (default: the measured timeline's)");
+      sub.add_option("--ranks", s.ranks, "number of ranks (default: the measured timeline's)")->check(rankCount());
       sub.add_flag("--json", s.json, "print the comparison as one JSON object");
       sub.add_option("--timeline", s.timeline, "write the predicted timeline to FILE");
       sub.add_option("--trace", s.trace, "write one Perfetto trace with the measured and predicted streams side by side");
