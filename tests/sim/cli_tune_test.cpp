@@ -220,7 +220,7 @@ TEST(CalibrateCli, BadInputIsExitCodeTwo) {
   writeFile(bad, R"({"schema": "braid-measurements/1", "gpu": "H200", "gemm": [{"m": 1, "n": 2, "k": 3, "dtype": "bf16"}]})");
   testing::expectBadInput({
       {"calibrate --from " + bad + " --machine h200 -o " + out, bad + ": gemm[0].us: missing"},
-      {"calibrate --from " + dir.file("none.json") + " --machine h200 -o " + out, "cannot read the file"},
+      {"calibrate --from " + dir.file("none.json") + " --machine h200 -o " + out, "none.json: cannot open the measurement file"},
       {"calibrate --from " + bad + " -o " + out, "--machine is required"},
       {"calibrate --from " + bad + " --machine h200", "-o OUT.json is required"},
       {"calibrate --machine h200 -o " + out, "--from MEASUREMENTS.json is required"},
