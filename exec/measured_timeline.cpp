@@ -3,6 +3,7 @@
 
 #include "exec/measured_timeline.h"
 
+#include <algorithm>
 #include <map>
 
 namespace braid::exec {
@@ -42,6 +43,7 @@ Timeline measuredTimeline(const std::vector<TimedStatement>& timed, const std::v
                           int64_t rank) {
   Timeline t;
   t.source = "measured";
+  t.ranks = rank + 1;  // the ranks this part names (0..rank); the merge takes the largest
   std::map<int32_t, int32_t> slotStream;         // stream slot -> timeline stream id
   std::map<std::string, int32_t> laneStream;      // communicator lane -> timeline stream id
   for (const TimedStatement& ts : timed) {
@@ -75,6 +77,7 @@ Timeline measuredTimeline(const std::vector<TimedStatement>& timed, const std::v
 }
 
 void appendTimeline(Timeline& into, const Timeline& part) {
+  into.ranks = std::max(into.ranks, part.ranks);
   int32_t streamBase = static_cast<int32_t>(into.streams.size());
   int32_t opBase = static_cast<int32_t>(into.ops.size());
   for (TimelineStream s : part.streams) {
