@@ -12,6 +12,7 @@
 #include "cli/output_path.h"
 #include "cli/sim_target.h"
 #include "ir/error.h"
+#include "ir/input_values.h"
 #include "ir/timeline.h"
 #include "sim/rank_skew.h"
 #include "sim/report.h"
@@ -101,6 +102,8 @@ int runValidate(ValidateArgs& a) {
   checkOutputPath("--trace", s.trace);
   checkOutputPath("--picture", a.picture);
   Timeline measured = readTimelineFile(a.measured);
+  if (auto in = measured.meta.find("inputs"); in != measured.meta.end() && !parseInputValues(in->second))
+    throw Error(a.measured + ": meta.inputs: expected the kind of input values, integers or normal, got '" + in->second + "'");
   resolvePowerStart(s, measured, a.measured);
   if (s.ranks == 0 && !s.flags.has(s.flags.devices)) s.ranks = measured.ranks;
   s.noFold = true;  // the comparison needs every rank's operations

@@ -131,7 +131,7 @@ TEST(ValidateCli, StartsThePowerStateWhereTheMeasuredRunStood) {
   // Bad meta is the file's fault: the error names the file and its field, not a flag.
   for (const auto& [field, value] : {std::pair{"cool_down_ms", "5abc"}, std::pair{"cool_down_ms", "-5"},
                                      std::pair{"cool_down_ms", "nan"}, std::pair{"run_index", "-4"},
-                                     std::pair{"run_index", "abc"}}) {
+                                     std::pair{"run_index", "abc"}, std::pair{"inputs", "gaussian"}}) {
     Timeline b = t;
     b.meta["cool_down_ms"] = "20";
     b.meta[field] = value;
