@@ -80,15 +80,9 @@ void resolvePowerStart(SimArgs& s, const Timeline& measured, const std::string& 
     throw Error(file + ": meta.run_index: expected a number of runs (0 or more), got '" + runs + "'");
   s.power = runs;
   if (cool != measured.meta.end()) {
-    size_t used = 0;
-    double ms = -1;
-    try {
-      ms = std::stod(cool->second, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != cool->second.size() || !(ms >= 0) || !(ms <= 1e9))
-      throw Error(file + ": meta.cool_down_ms: expected milliseconds in [0, 1e9], got '" + cool->second + "'");
-    s.powerGapMs = ms;
+    const std::optional<double> ms = numberIn(cool->second, 0, 1e9);
+    if (!ms) throw Error(file + ": meta.cool_down_ms: expected milliseconds in [0, 1e9], got '" + cool->second + "'");
+    s.powerGapMs = *ms;
   }
 }
 

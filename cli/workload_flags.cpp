@@ -17,21 +17,25 @@ CLI::Validator streamCount() {
   return CLI::Range(int64_t{1}, kMaxStreams).description("1.." + std::to_string(kMaxStreams));
 }
 
+std::optional<double> numberIn(const std::string& s, double lo, double hi) {
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  // NaN compares false with both bounds.
+  if (used != s.size() || !(v >= lo && v <= hi)) return std::nullopt;
+  return v;
+}
+
 CLI::Validator finiteRange(double lo, double hi) {
   std::ostringstream d;
   d << "[" << lo << ", " << hi << "]";
   return CLI::Validator(
       [lo, hi, text = d.str()](std::string& s) {
-        double v = 0;
-        size_t used = 0;
-        try {
-          v = std::stod(s, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        // NaN compares false with both bounds: CLI11's Range lets it through.
-        if (used != s.size() || s.empty() || !(v >= lo && v <= hi)) return "'" + s + "' is not a number in " + text;
-        return std::string();
+        return numberIn(s, lo, hi) ? std::string() : "'" + s + "' is not a number in " + text;
       },
       d.str());
 }

@@ -48,7 +48,9 @@ void refuseLoweringFlags(const WorkloadFlags& flags, const std::string& file, co
 CLI::Validator rankCount();
 CLI::Validator streamCount();
 CLI::Validator bindingSyntax();
-// A number in [lo, hi], NaN and trailing text refused (CLI::Range lets NaN through).
+// `s` as one number in [lo, hi]; nullopt for trailing text, NaN or a number out of range.
+std::optional<double> numberIn(const std::string& s, double lo, double hi);
+// A number in [lo, hi] (numberIn; CLI::Range lets NaN through).
 CLI::Validator finiteRange(double lo, double hi);
 // A list option given empty (--only "") is a mistake, not "everything".
 CLI::Validator nonEmpty();

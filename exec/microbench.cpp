@@ -299,20 +299,17 @@ class Bench {
         if (entries[i].idleMs > 0)
           std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(entries[i].idleMs));
         comm_.barrier();
+        // A graph entry times the replay call alone, as `braid run` times a replay's issue: what
+        // the host loses after idle is in it, and a program's wall grows by as much (call EA).
+        // Timed with the device work, a replay of these small operations hid it: the device, still
+        // running the first nodes, was what the sync waited for.
         auto t0 = HostClock::now();
-        if (graphs[i]) {
-          // The replay call alone, as `braid run` times a replay's issue: what the host loses after
-          // idle is in it, and a program's wall grows by as much (call EA). Timed with the device
-          // work, a replay of these small operations hid it: the device, still running the first
-          // nodes, was what the sync waited for.
+        if (graphs[i])
           graphs[i]->replay();
-          out[i].push_back(usSince(t0));
-          dev_.hostSynchronize();
-        } else {
+        else
           for (int64_t k = 0; k < entries[i].ops; ++k) op(k);
-          out[i].push_back(usSince(t0));
-          dev_.hostSynchronize();
-        }
+        out[i].push_back(usSince(t0));
+        dev_.hostSynchronize();
       }
     comm_.barrier();
     return out;

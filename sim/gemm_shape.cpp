@@ -47,10 +47,13 @@ GemmShape readGemmShape(StrictJsonObject& o) {
     if (d == name) g.dtype = t, known = true;
   if (!known) o.fail(o.at("dtype"), "unknown dtype \"" + d + "\" (expected bf16, fp16, fp32 or fp64)");
   // Each operand and the result is one buffer: within braid's limit on one (kMaxElements).
-  for (auto [rows, cols, what] : {std::tuple{g.m, g.k, "[m, k]"}, std::tuple{g.k, g.n, "[k, n]"}, std::tuple{g.m, g.n, "[m, n]"}}) {
-    int64_t e = 0;
-    if (__builtin_mul_overflow(rows, cols, &e) || __builtin_mul_overflow(e, g.batch, &e) || e > kMaxElements)
-      o.fail(o.at("m"), std::string("a GEMM whose ") + what + " operand has more than 2^50 elements (batch included)");
+  for (auto [rows, cols, what] : {std::tuple{g.m, g.k, "a GEMM's [m, k] operand"}, std::tuple{g.k, g.n, "a GEMM's [k, n] operand"},
+                                  std::tuple{g.m, g.n, "a GEMM's [m, n] result"}}) {
+    try {
+      checkedElementCount({g.batch, rows, cols}, what);
+    } catch (const Error& e) {
+      o.fail(o.at("m"), e.what());
+    }
   }
   return g;
 }

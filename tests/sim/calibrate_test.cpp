@@ -382,7 +382,7 @@ TEST(Measurements, BadInputIsLocated) {
                 .find("m.json: collective[0].team: expected an integer >= 1 and <= 65536"),
             std::string::npos);
   EXPECT_NE(errorOf(head + R"("gemm": [{"m": 2147483648, "n": 2147483648, "k": 2, "dtype": "bf16", "us": 1}]})")
-                .find("m.json: gemm[0].m: a GEMM whose [m, n] operand has more than 2^50 elements"),
+                .find("m.json: gemm[0].m: a GEMM's [m, n] result of shape [1, 2147483648, 2147483648] has more than 2^50 elements"),
             std::string::npos);
   EXPECT_NE(errorOf(head + R"("copy": [{"bytes": 10, "us": 1e-300}]})").find("m.json: copy[0].us: expected a number in [0.001"),
             std::string::npos);
