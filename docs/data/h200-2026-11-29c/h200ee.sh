@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 13, call EE (1 H200): the GPU tests at the session's final tree (CLI input checks).
+# Session 13, call EE (1 H200): the GPU tests at the session's final tree (CLI input checks; run again as EF after the review).
 TAG=${TAG:-ee}; BUDGET=${BUDGET:-250}; source .dev/common.sh
 build braid braid_exec_tests
 timeout 120 build-gpu/tests/braid_exec_tests --gtest_filter='Gpu*:Microbench*' > $R/gpu_tests.log 2>&1; echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED)|FAILED" $R/gpu_tests.log | head -8; el gputests
